@@ -1,0 +1,117 @@
+# ksmenable: libksmenable.so (LD_PRELOAD library) and ksm-run (launcher).
+#
+#   make                      build with $(CC) into build/$(CC)/
+#   make CC=musl-gcc          the same library against musl, into build/musl-gcc/
+#   make check                build and run the whole test suite (root, real kernel)
+#   make bench                the benchmark (not part of check)
+#   make install PREFIX=/usr DESTDIR=/tmp/stage ; make uninstall
+#
+# WERROR=1 (used by CI) turns warnings into errors; distributions leave it off.
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR    ?= $(PREFIX)/share/man
+
+CC        ?= cc
+O         ?= build/$(notdir $(CC))
+CFLAGS    ?= -O2 -g
+WARN      := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+ifeq ($(WERROR),1)
+WARN      += -Werror
+endif
+CPPFLAGS  += -D_GNU_SOURCE -Iinclude -Ipreload -DKSMENABLE_LIBDIR='"$(LIBDIR)"'
+ALL_CFLAGS = $(WARN) -std=c11 -fPIC -fvisibility=hidden -pthread $(CFLAGS)
+
+LIB_SRCS  := $(wildcard preload/*.c)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/%.o)
+LIB       := $(O)/libksmenable.so
+
+RUN_SRCS  := $(wildcard launcher/*.c)
+RUN_OBJS  := $(RUN_SRCS:%.c=$(O)/%.o)
+RUN       := $(if $(RUN_SRCS),$(O)/ksm-run)
+
+# Test programs: built with $(CC), so a musl build gets musl test programs.
+PROG_SRCS := $(wildcard tests/progs/*.c)
+PROGS     := $(PROG_SRCS:tests/progs/%.c=$(O)/tests/%)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(O)/unit/%)
+# The fault injector needs libseccomp, which musl's wrapper hides: it is
+# always built with the host compiler.
+HOSTCC    ?= cc
+FAULT     := build/host/faultinject
+
+MANPAGES  := $(wildcard man/*.[1-8])
+
+.PHONY: all check unit musl progs bench install uninstall clean lint-man
+all: $(LIB) $(RUN)
+
+$(O)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MD -MP -c -o $@ $<
+
+$(LIB): $(LIB_OBJS) preload/libksmenable.map
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libksmenable.so \
+		-Wl,--version-script=preload/libksmenable.map -o $@ $(LIB_OBJS) -ldl
+
+$(O)/ksm-run: $(RUN_OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(RUN_OBJS)
+
+$(O)/tests/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $<
+
+# Programs named linked_*.c link the library instead of preloading it.
+$(O)/tests/linked_%: tests/progs/linked_%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< -L$(O) -lksmenable -Wl,-rpath,'$$ORIGIN/..'
+
+# Unit tests link the library's objects directly (hidden symbols included).
+$(O)/unit/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< $(filter-out $(O)/preload/init.o $(O)/preload/interpose.o,$(LIB_OBJS)) -ldl
+
+$(FAULT): tests/helpers/faultinject.c
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -o $@ $< -lseccomp
+
+unit: $(UNITS)
+	@for t in $(UNITS); do echo "unit: $$t"; $$t || exit 1; done
+
+# The musl build of the library and test programs, used by tests/*musl*.bats.
+musl:
+	$(MAKE) CC=musl-gcc O=build/musl-gcc all progs
+
+progs: $(PROGS)
+
+lint-man:
+	mandoc -Tlint -Wwarning $(MANPAGES)
+
+# The suite changes system-wide KSM knobs: one run at a time on a machine.
+check: all progs unit $(FAULT) lint-man
+	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/
+
+bench: all progs
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libksmenable.so
+	install -m 644 include/ksmenable.h $(DESTDIR)$(INCLUDEDIR)/ksmenable.h
+	install -m 644 man/libksmenable.7 $(DESTDIR)$(MANDIR)/man7/libksmenable.7
+	if [ -n "$(RUN)" ]; then install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 && \
+		install -m 755 $(RUN) $(DESTDIR)$(BINDIR)/ksm-run && \
+		install -m 644 man/ksm-run.1 $(DESTDIR)$(MANDIR)/man1/ksm-run.1; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libksmenable.so $(DESTDIR)$(INCLUDEDIR)/ksmenable.h \
+		$(DESTDIR)$(MANDIR)/man7/libksmenable.7 $(DESTDIR)$(BINDIR)/ksm-run \
+		$(DESTDIR)$(MANDIR)/man1/ksm-run.1
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(RUN_OBJS:.o=.d)

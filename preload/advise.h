@@ -1,0 +1,48 @@
+/*
+ * advise.h - marking the selected regions of this process mergeable.
+ *
+ * A selection is an allow list, a deny list and a minimum size.  A pass
+ * reads /proc/self/maps and calls madvise(MADV_MERGEABLE) on every region
+ * the selection chooses, joining adjacent chosen regions into one call.
+ */
+#ifndef KSMENABLE_ADVISE_H
+#define KSMENABLE_ADVISE_H
+
+#include <stddef.h>
+
+#include "maps.h"
+#include "selector.h"
+
+struct selection {
+	const struct selector_list *allow, *deny;
+	unsigned long min_size;
+};
+
+struct advise_stats {
+	unsigned long regions;        /* regions chosen */
+	unsigned long long bytes;     /* their size */
+	unsigned long calls;          /* madvise calls that succeeded */
+	int error;                    /* first errno madvise gave, other than ENOMEM */
+};
+
+int region_selected(const struct selection *sel, const struct region *r);
+
+/* One pass over /proc/self/maps.  Returns 0, or -1 with errno when the maps
+ * cannot be read.  Kernel refusals are in st->error. */
+int advise_pass(const struct selection *sel, struct advise_stats *st);
+
+/*
+ * A mapping the program just made with mmap(ADDR, LEN, ..., FLAGS, FD):
+ * advised at once when the selection chooses it.  Never allocates.
+ * Returns 0 (done or not chosen) or the errno madvise gave.
+ */
+int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd);
+
+/*
+ * The program named [ADDR, ADDR+LEN) (NAME NULL: cleared the name).  A
+ * region the selection now chooses is advised; one that the deny list
+ * names is made unmergeable again.  Returns 0 or madvise's errno.
+ */
+int advise_renamed(const struct selection *sel, void *addr, size_t len, const char *name);
+
+#endif

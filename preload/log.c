@@ -1,0 +1,37 @@
+/* log.c - messages of the library, on stderr only (never stdout). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "log.h"
+
+enum log_level log_threshold = LOG_WARN;
+
+static const char *const level_names[] = {
+	[LOG_ERROR] = "error: ",
+	[LOG_WARN] = "warning: ",
+	[LOG_INFO] = "",
+	[LOG_DEBUG] = "debug: ",
+};
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	char line[1024];
+	int saved_errno = errno, len;
+	va_list ap;
+
+	if (level > log_threshold || level == LOG_QUIET)
+		return;
+	len = snprintf(line, sizeof line, "libksmenable[%d]: %s", (int)getpid(), level_names[level]);
+	va_start(ap, fmt);
+	len += vsnprintf(line + len, sizeof line - (size_t)len, fmt, ap);
+	va_end(ap);
+	if (len > (int)sizeof line - 2)
+		len = (int)sizeof line - 2;
+	line[len++] = '\n';
+	/* A failed write to stderr has nowhere to be reported. */
+	if (write(STDERR_FILENO, line, (size_t)len) < 0)
+		(void)0;
+	errno = saved_errno;
+}

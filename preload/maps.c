@@ -1,0 +1,238 @@
+/*
+ * maps.c - parsing /proc/PID/maps and smaps.
+ *
+ * A maps line: "START-END PERMS OFFSET DEV INODE   PATH".  In smaps each such
+ * header is followed by "Key: value" lines; the region is handed over when
+ * the next header (or the end) shows that its fields are complete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maps.h"
+
+enum region_class region_classify(const char *path, int shared)
+{
+	if (shared)
+		return REGION_SHARED;
+	if (!*path)
+		return REGION_ANON;
+	if (path[0] == '/')
+		return REGION_FILE;
+	if (!strcmp(path, "[heap]"))
+		return REGION_HEAP;
+	if (!strcmp(path, "[stack]"))
+		return REGION_STACK;
+	if (!strncmp(path, "[anon:", 6))
+		return REGION_ANON_NAMED;
+	return REGION_SPECIAL;
+}
+
+static int parse_hex(const char **p, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(*p, &end, 16);
+	if (end == *p || errno)
+		return -1;
+	*p = end;
+	return 0;
+}
+
+static const char *skip_field(const char *p)
+{
+	while (*p == ' ')
+		p++;
+	while (*p && *p != ' ')
+		p++;
+	return p;
+}
+
+/* A header line starts with "hex-hex ".  Returns 0 and fills R, or -1. */
+static int parse_header(char *line, struct region *r)
+{
+	static const char deleted[] = " (deleted)";
+	const char *p = line;
+	char *path;
+	size_t len;
+	int shared;
+
+	if (parse_hex(&p, &r->start) || *p++ != '-' || parse_hex(&p, &r->end) || *p != ' ')
+		return -1;
+	while (*p == ' ')
+		p++;
+	if (strlen(p) < 4)
+		return -1;
+	shared = p[3] == 's';
+	p = skip_field(p);          /* perms */
+	p = skip_field(p);          /* offset */
+	p = skip_field(p);          /* device */
+	p = skip_field(p);          /* inode */
+	while (*p == ' ')
+		p++;
+	path = (char *)p;
+	len = strlen(path);
+	r->deleted = 0;
+	if (len > sizeof deleted - 1 && !strcmp(path + len - (sizeof deleted - 1), deleted)) {
+		len -= sizeof deleted - 1;
+		path[len] = '\0';
+		r->deleted = 1;
+	}
+	r->cls = region_classify(path, shared);
+	r->name = path;
+	r->name_len = len;
+	if (r->cls == REGION_ANON_NAMED) {
+		r->name = path + 6;
+		r->name_len = len > 7 ? len - 7 : 0;   /* "[anon:" ... "]" */
+	}
+	r->mergeable = -1;
+	r->ksm_kb = -1;
+	return 0;
+}
+
+/* Applies a smaps "Key: value" line to the region it belongs to. */
+static void parse_field(const char *line, struct region *r)
+{
+	if (!strncmp(line, "VmFlags:", 8)) {
+		const char *p = line + 8;
+		r->mergeable = 0;
+		for (; *p; p++)
+			if (p[0] == 'm' && p[1] == 'g' && p[-1] == ' ' && (p[2] == ' ' || !p[2]))
+				r->mergeable = 1;
+	} else if (!strncmp(line, "KSM:", 4)) {
+		r->ksm_kb = strtol(line + 4, NULL, 10);
+	}
+}
+
+struct parser {
+	struct region cur;
+	int have_cur;
+	region_fn fn;
+	void *arg;
+};
+
+/*
+ * The pending region's name points into the text already consumed, so it
+ * is handed over before that text can be overwritten: maps_for_each keeps
+ * a whole smaps block in its buffer (see there).
+ */
+static int flush(struct parser *ps)
+{
+	if (!ps->have_cur)
+		return 0;
+	ps->have_cur = 0;
+	return ps->fn(&ps->cur, ps->arg);
+}
+
+static int parse_line(struct parser *ps, char *line)
+{
+	struct region r;
+	int stop;
+
+	if (parse_header(line, &r) == 0) {
+		if ((stop = flush(ps)))
+			return stop;
+		ps->cur = r;
+		ps->have_cur = 1;
+	} else if (ps->have_cur) {
+		parse_field(line, &ps->cur);
+	}
+	return 0;
+}
+
+int maps_parse_text(char *text, region_fn fn, void *arg)
+{
+	struct parser ps = { .fn = fn, .arg = arg };
+	char *line = text, *nl;
+	int stop;
+
+	for (; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		if ((stop = parse_line(&ps, line)))
+			return stop;
+		if (!nl)
+			break;
+	}
+	return flush(&ps);
+}
+
+static ssize_t read_full(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, void *arg)
+{
+	struct parser ps = { .fn = fn, .arg = arg };
+	size_t have = 0, start = 0;   /* text in buf; where unparsed text begins */
+	int fd, stop = 0, skipping = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = read_full(fd, buf + have, bufsize - 1 - have);
+		char *line, *nl, *keep;
+
+		if (n < 0) {
+			stop = -1;
+			goto out;
+		}
+		have += (size_t)n;
+		buf[have] = '\0';
+		line = buf + start;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			*nl = '\0';
+			if (!skipping && (stop = parse_line(&ps, line)))
+				goto out;
+			skipping = 0;
+			line = nl + 1;
+		}
+		if (n == 0)
+			break;
+		/*
+		 * The pending region's name points into its header line, which
+		 * is kept for the next read (an smaps block is a few hundred
+		 * bytes); the region is handed over early only to make room.
+		 */
+		keep = line;
+		if (ps.have_cur && ps.cur.name < line && (size_t)(line - ps.cur.name) < bufsize / 2)
+			keep = (char *)ps.cur.name;
+		else if ((stop = flush(&ps)))
+			goto out;
+		ps.cur.name -= keep - buf;
+		have -= (size_t)(keep - buf);
+		start = (size_t)(line - keep);
+		memmove(buf, keep, have);
+		if (have == bufsize - 1 && start > 0) {
+			/* No room to read: hand the pending region over now. */
+			if ((stop = flush(&ps)))
+				goto out;
+			have -= start;
+			memmove(buf, buf + start, have);
+			start = 0;
+		}
+		if (have == bufsize - 1) {
+			/* A line longer than the buffer: drop it. */
+			have = 0;
+			skipping = 1;
+		}
+	}
+	if (have > start && !skipping)
+		stop = parse_line(&ps, buf + start);
+	if (!stop)
+		stop = flush(&ps);
+out:
+	close(fd);
+	return stop;
+}

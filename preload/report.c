@@ -1,0 +1,135 @@
+/*
+ * report.c - KSM_ENABLE_REPORT: one JSON line per process, at exit.
+ *
+ * The line is built in a buffer and appended with a single write(2) on an
+ * O_APPEND descriptor, so lines of processes that end together never mix.
+ * The launcher reads these lines; the keys are documented in
+ * libksmenable(7) and stay stable.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ksmstat.h"
+#include "library.h"
+
+struct line {
+	char buf[4096];
+	size_t len;
+};
+
+static void put(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (l->len >= sizeof l->buf)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(l->buf + l->len, sizeof l->buf - l->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		l->len += (size_t)n;
+}
+
+/* A JSON string: the command name is chosen by the program. */
+static void put_string(struct line *l, const char *s)
+{
+	put(l, "\"");
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			put(l, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			put(l, "\\u%04x", c);
+		else
+			put(l, "%c", c);
+	}
+	put(l, "\"");
+}
+
+static void read_comm(char *comm, size_t size)
+{
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, comm, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+/* ksm_stat values are numbers, or yes/no on the newer lines. */
+static void put_stat_value(struct line *l, const char *v)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "no"))
+		put(l, "%s", v[0] == 'y' ? "true" : "false");
+	else if (v[strspn(v, "-0123456789")] == '\0' && *v)
+		put(l, "%s", v);
+	else
+		put_string(l, v);
+}
+
+static void put_ksm_stat(struct line *l)
+{
+	char text[1024], *cursor = text;
+	const char *name, *value;
+	int first = 1;
+
+	if (ksm_stat_read(text, sizeof text)) {
+		put(l, ",\"ksm_stat\":null");
+		return;
+	}
+	put(l, ",\"ksm_stat\":{");
+	while (ksm_stat_next(&cursor, &name, &value)) {
+		put(l, "%s", first ? "" : ",");
+		put_string(l, name);
+		put(l, ":");
+		put_stat_value(l, value);
+		first = 0;
+	}
+	put(l, "}");
+}
+
+static const char *const applied_names[] = {
+	[APPLIED_NONE] = "none", [APPLIED_OFF] = "off",
+	[APPLIED_PRCTL] = "prctl", [APPLIED_MADVISE] = "madvise",
+};
+
+void report_write(void)
+{
+	struct line l = { .len = 0 };
+	char comm[64];
+	int fd;
+
+	read_comm(comm, sizeof comm);
+	put(&l, "{\"pid\":%d,\"ppid\":%d,\"comm\":", (int)getpid(), (int)getppid());
+	put_string(&l, comm);
+	put(&l, ",\"mode\":\"%s\",\"error\":", applied_names[lib.applied]);
+	if (lib.error)
+		put_string(&l, lib.error);
+	else
+		put(&l, "null");
+	put(&l, ",\"regions_advised\":%lu,\"bytes_advised\":%llu,\"passes\":%lu",
+	    lib.last.regions, lib.last.bytes, lib.passes);
+	put_ksm_stat(&l);
+	put(&l, "}\n");
+	if (l.len >= sizeof l.buf) {
+		log_warn("KSM_ENABLE_REPORT: the report line does not fit; not written");
+		return;
+	}
+	fd = open(lib.cfg.report_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_warn("KSM_ENABLE_REPORT=%s: cannot open: %m", lib.cfg.report_path);
+		return;
+	}
+	if (write(fd, l.buf, l.len) != (ssize_t)l.len)
+		log_warn("KSM_ENABLE_REPORT=%s: cannot write: %m", lib.cfg.report_path);
+	close(fd);
+}

@@ -1,0 +1,50 @@
+/*
+ * selector.h - the allow/deny list grammar.
+ *
+ *   LIST     := SELECTOR [ "," SELECTOR ]...
+ *   SELECTOR := "all" | "heap" | "stack" | "anon" | "anon:" GLOB | "file:" GLOB
+ *
+ * Spaces around a selector are ignored; an empty selector is an error.
+ * GLOB is an fnmatch(3) pattern without flags ('*' also matches '/').
+ */
+#ifndef KSMENABLE_SELECTOR_H
+#define KSMENABLE_SELECTOR_H
+
+#include <stddef.h>
+
+#include "maps.h"
+
+#define SELECTOR_MAX 32
+#define SELECTOR_TEXT_MAX 4096
+
+enum selector_kind { SEL_ALL, SEL_HEAP, SEL_STACK, SEL_ANON, SEL_ANON_NAME, SEL_FILE };
+
+struct selector {
+	enum selector_kind kind;
+	const char *glob;          /* SEL_ANON_NAME, SEL_FILE: into text[] */
+};
+
+struct selector_list {
+	unsigned count;
+	struct selector items[SELECTOR_MAX];
+	char text[SELECTOR_TEXT_MAX];
+};
+
+#define SELECTOR_ACCEPTED "all, heap, stack, anon, anon:GLOB, file:GLOB"
+
+/*
+ * Parse TEXT into LIST.  On error returns -1 and writes a message (what is
+ * wrong and what is accepted, without the variable's name) to ERR.
+ */
+int selector_parse(struct selector_list *list, const char *text, char *err, size_t errlen);
+
+/* Does any selector of LIST choose region R? */
+int selector_matches(const struct selector_list *list, const struct region *r);
+
+/* Does any selector of LIST name R specifically (anon:GLOB, file:GLOB)? */
+int selector_names(const struct selector_list *list, const struct region *r);
+
+/* Validate an fnmatch pattern: returns NULL if fine, else what is wrong. */
+const char *glob_problem(const char *glob);
+
+#endif

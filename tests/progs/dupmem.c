@@ -1,0 +1,215 @@
+/*
+ * dupmem - a workload with a known duplicate structure, for the test suite.
+ *
+ *   dupmem ACTION...
+ *
+ * Actions run in order.  Each region action fills every page of its region
+ * with the same 8-byte value (distinct per action, never zero), so all pages
+ * of one region are duplicates of each other, and prints
+ *   region NAME ADDR PID
+ * where ADDR (hex, no 0x) is an address inside the newest part of the region.
+ *
+ *   mmap=MIB        anonymous private mmap
+ *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc)
+ *   sbrk=MIB        move the program break directly
+ *   file=PATH:MIB   private mapping of PATH, written (copy-on-write pages)
+ *   shared=MIB      anonymous shared mmap (never KSM-compatible)
+ *   stack=KIB       fill that much of the main stack (kept for later actions)
+ *   remap=MIB       mmap MIB, then mremap it to twice the size elsewhere
+ *   name=NAME       name the last mmap region [anon:NAME] (PR_SET_VMA)
+ *   sleep=MS        sleep
+ *   merge=0|1       prctl(PR_SET_MEMORY_MERGE)
+ *   getmerge        print "merge_any PID N" from PR_GET_MEMORY_MERGE
+ *   fork            the rest runs in a child; the parent waits and exits
+ *                   with the child's status
+ *   exec            re-executes this program with the rest of the actions
+ *   wait            print "READY PID", then wait for a line or EOF on stdin
+ *   exit=N          exit now with status N
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA 0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+#endif
+#define PR_SET_MEMORY_MERGE 67
+#define PR_GET_MEMORY_MERGE 68
+
+static const long page = 4096;
+static uint64_t next_seed = 0x5a5a0001;
+static void *last_map;
+static size_t last_map_len;
+
+static void fill(void *addr, size_t len)
+{
+	uint64_t seed = next_seed++, *p = addr, *end = (uint64_t *)((char *)addr + len);
+
+	while (p < end)
+		*p++ = seed;
+}
+
+static void region(const char *name, void *newest_byte)
+{
+	printf("region %s %lx %d\n", name, (unsigned long)newest_byte, (int)getpid());
+	fflush(stdout);
+}
+
+static size_t mib(const char *s)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*end && *end != ':') {
+		fprintf(stderr, "dupmem: bad size '%s'\n", s);
+		exit(99);
+	}
+	return v << 20;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "dupmem: %s: %s\n", what, strerror(errno));
+	exit(98);
+}
+
+static void *grow_break(size_t len)
+{
+#ifdef __GLIBC__
+	void *old = sbrk((intptr_t)len);
+	if (old == (void *)-1)
+		die("sbrk");
+	return old;
+#else
+	/* musl's sbrk refuses increments: move the break with the syscall. */
+	char *old = (char *)syscall(SYS_brk, 0);
+	if ((char *)syscall(SYS_brk, old + len) != old + len)
+		die("brk");
+	return old;
+#endif
+}
+
+static int run(int argc, char **argv, int i);
+
+/* Keeps KIB of filled stack alive while the remaining actions run. */
+static int with_stack(size_t kib, int argc, char **argv, int i)
+{
+	volatile char buf[kib * 1024] __attribute__((aligned(4096)));
+	size_t len = (kib * 1024) & ~(size_t)(page - 1);
+
+	fill((void *)buf, len);
+	region("stack", (char *)buf);
+	return run(argc, argv, i);
+}
+
+static int run(int argc, char **argv, int i)
+{
+	for (; i < argc; i++) {
+		char *a = argv[i], *v = strchr(a, '=');
+		size_t len = v ? mib(v + 1) : 0;
+
+		if (v)
+			v++;
+		if (!strncmp(a, "mmap=", 5) || !strncmp(a, "shared=", 7) || !strncmp(a, "remap=", 6)) {
+			int shared = a[0] == 's';
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				die("mmap");
+			if (a[0] == 'r') {
+				p = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+				if (p == MAP_FAILED)
+					die("mremap");
+				len *= 2;
+			}
+			fill(p, len);
+			last_map = p, last_map_len = len;
+			region(shared ? "shared" : a[0] == 'r' ? "remap" : "mmap", p);
+		} else if (!strncmp(a, "heap=", 5)) {
+			char *chunk = NULL;
+			for (size_t done = 0; done < len; done += 512) {
+				chunk = malloc(512 - 16);
+				if (!chunk)
+					die("malloc");
+				memset(chunk, 0x77, 512 - 16);
+			}
+			region("heap", chunk);
+		} else if (!strncmp(a, "sbrk=", 5)) {
+			char *p = grow_break(len);
+			fill(p, len);
+			region("sbrk", p + len - page);
+		} else if (!strncmp(a, "file=", 5)) {
+			char *colon = strrchr(v, ':');
+			if (!colon)
+				die("file=PATH:MIB");
+			*colon = '\0';
+			len = mib(colon + 1);
+			FILE *f = fopen(v, "w+");
+			if (!f || ftruncate(fileno(f), (off_t)len))
+				die(v);
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fileno(f), 0);
+			if (p == MAP_FAILED)
+				die("mmap file");
+			fclose(f);
+			fill(p, len);
+			region("file", p);
+		} else if (!strncmp(a, "stack=", 6)) {
+			return with_stack(strtoul(v, NULL, 10), argc, argv, i + 1);
+		} else if (!strncmp(a, "name=", 5)) {
+			if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)last_map,
+				  last_map_len, (unsigned long)v))
+				printf("name-failed %s %d\n", strerror(errno), (int)getpid());
+		} else if (!strncmp(a, "sleep=", 6)) {
+			struct timespec ts = { atol(v) / 1000, (atol(v) % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+		} else if (!strncmp(a, "merge=", 6)) {
+			if (prctl(PR_SET_MEMORY_MERGE, atol(v), 0, 0, 0))
+				die("prctl(PR_SET_MEMORY_MERGE)");
+		} else if (!strcmp(a, "getmerge")) {
+			printf("merge_any %d %d\n", (int)getpid(), prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0));
+			fflush(stdout);
+		} else if (!strcmp(a, "fork")) {
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (pid > 0) {
+				int status;
+				if (waitpid(pid, &status, 0) < 0)
+					die("waitpid");
+				return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			}
+		} else if (!strcmp(a, "exec")) {
+			argv[i] = argv[0];
+			fflush(stdout);
+			execv("/proc/self/exe", argv + i);
+			die("exec");
+		} else if (!strcmp(a, "wait")) {
+			char line[64];
+			printf("READY %d\n", (int)getpid());
+			fflush(stdout);
+			if (!fgets(line, sizeof line, stdin))
+				clearerr(stdin);
+		} else if (!strncmp(a, "exit=", 5)) {
+			return atoi(v);
+		} else {
+			fprintf(stderr, "dupmem: unknown action '%s'\n", a);
+			return 99;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	return run(argc, argv, 1);
+}
