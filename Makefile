@@ -68,12 +68,13 @@ $(O)/tests/linked_%: tests/progs/linked_%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< -L$(O) -lksmenable -Wl,-rpath,'$$ORIGIN/..'
 
-# Unit tests link the library's objects directly (hidden symbols included).
-$(O)/unit/%: tests/unit/%.c $(LIB_OBJS)
+# Unit tests link the parsers' objects directly (hidden symbols included).
+UNIT_OBJS := $(addprefix $(O)/preload/,maps.o selector.o config.o advise.o log.o ksmstat.o)
+$(O)/unit/%: tests/unit/%.c $(UNIT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< $(filter-out $(O)/preload/init.o $(O)/preload/interpose.o,$(LIB_OBJS)) -ldl
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< $(UNIT_OBJS)
 
-$(FAULT): tests/helpers/faultinject.c
+$(FAULT): tests/helpers/faultinject.c tests/helpers/errnames.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -o $@ $< -lseccomp
 
@@ -94,7 +95,15 @@ check: all progs unit $(FAULT) lint-man
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/
 
-bench: all progs
+# Benchmark programs, built only for make bench.
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%)
+
+$(O)/bench/%: tests/bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl
+
+bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run
 
 install: all

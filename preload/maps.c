@@ -182,7 +182,8 @@ int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, voi
 		return -1;
 	for (;;) {
 		ssize_t n = read_full(fd, buf + have, bufsize - 1 - have);
-		char *line, *nl, *keep;
+		char *line, *nl;
+		size_t rest, name_size;
 
 		if (n < 0) {
 			stop = -1;
@@ -201,28 +202,27 @@ int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, voi
 		if (n == 0)
 			break;
 		/*
-		 * The pending region's name points into its header line, which
-		 * is kept for the next read (an smaps block is a few hundred
-		 * bytes); the region is handed over early only to make room.
+		 * The pending region's name points into text already parsed,
+		 * which the next read will overwrite: the name alone moves to
+		 * the front, followed by the unparsed rest.  Only a region
+		 * whose name leaves no room to read is handed over early.
 		 */
-		keep = line;
-		if (ps.have_cur && ps.cur.name < line && (size_t)(line - ps.cur.name) < bufsize / 2)
-			keep = (char *)ps.cur.name;
-		else if ((stop = flush(&ps)))
-			goto out;
-		ps.cur.name -= keep - buf;
-		have -= (size_t)(keep - buf);
-		start = (size_t)(line - keep);
-		memmove(buf, keep, have);
-		if (have == bufsize - 1 && start > 0) {
-			/* No room to read: hand the pending region over now. */
+		rest = have - (size_t)(line - buf);
+		name_size = ps.have_cur ? ps.cur.name_len + 1 : 0;
+		if (name_size && name_size + rest >= bufsize / 2) {
 			if ((stop = flush(&ps)))
 				goto out;
-			have -= start;
-			memmove(buf, buf + start, have);
-			start = 0;
+			name_size = 0;
 		}
-		if (have == bufsize - 1) {
+		if (name_size) {
+			memmove(buf, ps.cur.name, name_size - 1);
+			buf[name_size - 1] = '\0';
+			ps.cur.name = buf;
+		}
+		memmove(buf + name_size, line, rest);
+		have = name_size + rest;
+		start = name_size;
+		if (rest == bufsize - 1) {
 			/* A line longer than the buffer: drop it. */
 			have = 0;
 			skipping = 1;
