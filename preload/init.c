@@ -211,7 +211,7 @@ static void apply_mode(void)
 __attribute__((constructor)) static void ksmenable_init(void)
 {
 	char err[1024];
-	int saved_errno = errno;
+	int saved_errno = errno, acting;
 
 	interpose_resolve();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */
@@ -226,14 +226,14 @@ __attribute__((constructor)) static void ksmenable_init(void)
 		goto out;
 	}
 	log_threshold = lib.cfg.log;
+	/* A program that links the library chooses through the API. */
+	acting = lib.cfg.mode_set || preloaded();
 	if (!lib.cfg.inherit)
 		drop_from_ld_preload();
-	/* A program that links the library chooses through the API. */
-	if (!lib.cfg.mode_set && !preloaded()) {
+	if (acting)
+		apply_mode();
+	else
 		lib.applied = APPLIED_OFF;
-		goto out;
-	}
-	apply_mode();
 out:
 	errno = saved_errno;
 }

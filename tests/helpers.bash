@@ -30,7 +30,7 @@ requires() {
 		case $what in
 		root) [ "$(id -u)" = 0 ] || skip_or_fail "needs root" ;;
 		ksm) [ -w $KSM/run ] || skip_or_fail "needs a writable $KSM" ;;
-		prctl) python3 -c 'import ctypes,sys; l=ctypes.CDLL(None, use_errno=True); sys.exit(0 if l.prctl(68,0,0,0,0) >= 0 else 1)' \
+		prctl) "$PROGS/dupmem" getmerge | grep -qv -- ' -1$' \
 			|| skip_or_fail "kernel has no PR_GET_MEMORY_MERGE" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
@@ -54,22 +54,25 @@ knob_value() {
 	printf '%s\n' "$v"
 }
 
+# Saved per test file: call save_knobs in setup_file, restore_knobs in
+# teardown_file.
 save_knobs() {
 	local k
-	KNOB_SAVE=$BATS_FILE_TMPDIR/knobs.saved
-	: >"$KNOB_SAVE"
+	: >"$BATS_FILE_TMPDIR/knobs.saved"
 	for k in $KNOB_ORDER; do
-		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$KNOB_SAVE"
+		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$BATS_FILE_TMPDIR/knobs.saved"
 	done
 }
 
 restore_knobs() {
 	local k v
-	[ -f "${KNOB_SAVE:-}" ] || return 0
+	[ -f "$BATS_FILE_TMPDIR/knobs.saved" ] || return 0
 	while read -r k v; do
 		[ "$(knob_value "$k")" = "$v" ] && continue
+		# The scan-time advisor owns pages_to_scan while it is active.
+		[ "$k" = pages_to_scan ] && [ "$(knob_value advisor_mode)" = scan-time ] && continue
 		echo "$v" >"$KSM/$k" 2>/dev/null || echo "restore_knobs: cannot restore $k=$v" >&2
-	done <"$KNOB_SAVE"
+	done <"$BATS_FILE_TMPDIR/knobs.saved"
 }
 
 # Rates at which 48 MiB of duplicates merge in a few seconds (KERNEL-NOTES).
@@ -132,7 +135,9 @@ workload_region() { awk -v n="$1" '$1 == "region" && $2 == n { print $3; exit }'
 # stop_workload: sends BYE, waits; sets WL_STATUS.
 stop_workload() {
 	[ -n "${WL_PID:-}" ] || return 0
-	echo BYE >&"$WL_FD" 2>/dev/null || true
+	# In a subshell: a workload that is gone leaves no reader, and SIGPIPE
+	# must not kill the test runner.
+	(echo BYE >&"$WL_FD") 2>/dev/null || true
 	exec {WL_FD}>&-
 	WL_STATUS=0
 	wait "$WL_PID" || WL_STATUS=$?

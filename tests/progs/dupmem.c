@@ -115,12 +115,13 @@ static int run(int argc, char **argv, int i)
 {
 	for (; i < argc; i++) {
 		char *a = argv[i], *v = strchr(a, '=');
-		size_t len = v ? mib(v + 1) : 0;
+		size_t len;
 
 		if (v)
 			v++;
 		if (!strncmp(a, "mmap=", 5) || !strncmp(a, "shared=", 7) || !strncmp(a, "remap=", 6)) {
 			int shared = a[0] == 's';
+			len = mib(v);
 			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
@@ -136,6 +137,7 @@ static int run(int argc, char **argv, int i)
 			region(shared ? "shared" : a[0] == 'r' ? "remap" : "mmap", p);
 		} else if (!strncmp(a, "heap=", 5)) {
 			char *chunk = NULL;
+			len = mib(v);
 			for (size_t done = 0; done < len; done += 512) {
 				chunk = malloc(512 - 16);
 				if (!chunk)
@@ -144,6 +146,7 @@ static int run(int argc, char **argv, int i)
 			}
 			region("heap", chunk);
 		} else if (!strncmp(a, "sbrk=", 5)) {
+			len = mib(v);
 			char *p = grow_break(len);
 			fill(p, len);
 			region("sbrk", p + len - page);

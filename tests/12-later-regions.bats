@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# madvise mode: regions that appear after start are covered, within 2 s by
+# default: mmap at once (interposed), the rest by the rescan thread.
+
+load helpers
+
+setup_file() { save_knobs; fast_ksm; }
+teardown_file() { restore_knobs; }
+teardown() { stop_workload; }
+
+@test "mmap after start is advised at once by the interposed mmap (rescan off)" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" sleep=200 mmap=8 wait
+	region_mergeable $WL_PID "$(workload_region mmap)"
+	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+}
+
+@test "malloc heap growth after start is covered by the rescan within 2 s, and merges" {
+	requires root ksm
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap -- "$PROGS/dupmem" sleep=200 heap=16 wait
+	wait_until 2 region_mergeable $WL_PID "$(workload_region heap)"
+	wait_until 20 region_merged $WL_PID "$(workload_region heap)"
+	grep -qx ksmenable /proc/$WL_PID/task/*/comm
+}
+
+@test "heap grown after madvise is a new VMA without mg when the rescan is off (why the rescan exists)" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" heap=16 wait
+	sleep 1.5
+	! region_mergeable $WL_PID "$(workload_region heap)"
+}
+
+@test "sbrk after start is covered within 2 s" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap -- "$PROGS/dupmem" sleep=200 sbrk=8 wait
+	wait_until 2 region_mergeable $WL_PID "$(workload_region sbrk)"
+}
+
+@test "mremap to a new place and size stays covered" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=anon -- "$PROGS/dupmem" sleep=200 remap=8 wait
+	wait_until 2 region_mergeable $WL_PID "$(workload_region remap)"
+}
+
+@test "the rescan period follows KSM_ENABLE_RESCAN_MS" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap KSM_ENABLE_RESCAN_MS=100 KSM_ENABLE_LOG=debug -- \
+		"$PROGS/dupmem" sleep=1000 wait
+	n=$(grep -c 'debug: pass' "$WL_ERR")
+	[ "$n" -ge 6 ] && [ "$n" -le 12 ]
+}
+
+@test "unshare(CLONE_NEWUSER) still works with the rescan thread running" {
+	requires root
+	command -v unshare >/dev/null || skip_or_fail "no unshare(1)"
+	run env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise unshare --user true
+	[ "$status" = 0 ]
+	[ -z "$output" ]
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# Children: forked ones inherit the setting, executed ones load the library
+# again (unless KSM_ENABLE_INHERIT=0).
+
+load helpers
+
+setup_file() { save_knobs; fast_ksm; }
+teardown_file() { restore_knobs; }
+teardown() { stop_workload; }
+
+# The pid of the workload's process that printed READY (a child after fork).
+ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
+
+@test "prctl mode: a forked child inherits the flag and merges" {
+	requires root ksm prctl
+	start_workload LD_PRELOAD="$LIB" -- "$PROGS/dupmem" fork mmap=16 getmerge wait
+	child=$(ready_pid)
+	[ "$child" != "$WL_PID" ]
+	grep -qx "merge_any $child 1" "$WL_OUT"
+	wait_until 20 region_merged $child "$(workload_region mmap)"
+}
+
+@test "madvise mode: a forked child gets its own rescan thread and covers its heap growth" {
+	requires root ksm
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap,anon -- \
+		"$PROGS/dupmem" fork sleep=100 mmap=8 heap=16 wait
+	child=$(ready_pid)
+	region_mergeable $child "$(workload_region mmap)"
+	wait_until 2 region_mergeable $child "$(workload_region heap)"
+	grep -qx ksmenable /proc/$child/task/*/comm
+	wait_until 20 region_merged $child "$(workload_region heap)"
+}
+
+@test "an executed child loads the library again" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise -- "$PROGS/dupmem" exec mmap=8 wait
+	region_mergeable $WL_PID "$(workload_region mmap)"
+	grep -q libksmenable /proc/$WL_PID/maps
+}
+
+@test "KSM_ENABLE_INHERIT=0: an executed child does not load the library" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_INHERIT=0 -- \
+		"$PROGS/dupmem" exec mmap=8 wait
+	! grep -q libksmenable /proc/$WL_PID/maps
+	! region_mergeable $WL_PID "$(workload_region mmap)"
+	! tr '\0' '\n' </proc/$WL_PID/environ | grep -q libksmenable
+}
+
+@test "KSM_ENABLE_INHERIT=0 keeps the other preloaded libraries" {
+	requires root
+	run env LD_PRELOAD="libc.so.6 $LIB" KSM_ENABLE_INHERIT=0 KSM_ENABLE_MODE=off sh -c 'echo "$LD_PRELOAD"'
+	[ "$status" = 0 ]
+	[ "$output" = "libc.so.6" ]
+}
+
+@test "KSM_ENABLE_INHERIT=0 in prctl mode: the kernel still passes the flag through exec (6.7+)" {
+	requires root prctl
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_INHERIT=0 -- "$PROGS/dupmem" exec getmerge wait
+	! grep -q libksmenable /proc/$WL_PID/maps
+	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
+}
