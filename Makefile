@@ -63,10 +63,11 @@ $(O)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $<
 
-# Programs named linked_*.c link the library instead of preloading it.
+# Programs named linked_*.c link the library instead of preloading it.  The
+# run path is absolute: under secure execution the loader ignores $ORIGIN.
 $(O)/tests/linked_%: tests/progs/linked_%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< -L$(O) -lksmenable -Wl,-rpath,'$$ORIGIN/..'
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< -L$(O) -lksmenable -Wl,-rpath,$(abspath $(O))
 
 # Unit tests link the parsers' objects directly (hidden symbols included).
 UNIT_OBJS := $(addprefix $(O)/preload/,maps.o selector.o config.o advise.o log.o ksmstat.o)
@@ -95,13 +96,18 @@ check: all progs unit $(FAULT) lint-man
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/
 
-# Benchmark programs, built only for make bench.
-BENCH_SRCS := $(wildcard tests/bench/*.c)
-BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%)
+# Benchmark programs, built only for make bench.  empty.so is a preload
+# library that does nothing: the floor any LD_PRELOAD costs.
+BENCH_SRCS := $(filter-out tests/bench/empty.c,$(wildcard tests/bench/*.c))
+BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%) $(O)/bench/empty.so
 
 $(O)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl
+
+$(O)/bench/empty.so: tests/bench/empty.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -std=c11 -O2 -fPIC -shared -o $@ $<
 
 bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run

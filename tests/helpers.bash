@@ -1,4 +1,5 @@
 # Shared helpers for the bats suite.  Load with: load helpers
+bats_require_minimum_version 1.5.0
 #
 # Paths can be overridden so that the same suite runs against an installed
 # copy: KSMENABLE_LIB (the library), KSMENABLE_BUILD (the build directory
