@@ -1,0 +1,28 @@
+#!/usr/bin/env bats
+# The build: install and uninstall, and the library's own symbols.
+
+load helpers
+
+@test "make install puts library, header and man page under DESTDIR, and uninstall removes them" {
+	d=$BATS_TEST_TMPDIR/stage
+	run make -C "$TOP" -s install DESTDIR="$d" PREFIX=/usr
+	[ "$status" = 0 ]
+	[ -x "$d/usr/lib/libksmenable.so" ]
+	[ -f "$d/usr/include/ksmenable.h" ]
+	[ -f "$d/usr/share/man/man7/libksmenable.7" ]
+	# the installed copy works
+	run env LD_PRELOAD="$d/usr/lib/libksmenable.so" "$PROGS/dupmem" getmerge
+	[ "$status" = 0 ]
+	run make -C "$TOP" -s uninstall DESTDIR="$d" PREFIX=/usr
+	[ "$status" = 0 ]
+	[ -z "$(find "$d" -type f)" ]
+}
+
+@test "the header compiles on its own, as C and as C++" {
+	echo '#include <ksmenable.h>
+int main(void) { struct ksmenable_stat st; return ksmenable_read_stat(&st) < -1; }' >"$BATS_TEST_TMPDIR/t.c"
+	cc -Wall -Wextra -Werror -I"$TOP/include" -c -o /dev/null "$BATS_TEST_TMPDIR/t.c"
+	if command -v c++ >/dev/null; then
+		c++ -Wall -Wextra -Werror -I"$TOP/include" -x c++ -c -o /dev/null "$BATS_TEST_TMPDIR/t.c"
+	fi
+}
