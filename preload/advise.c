@@ -99,6 +99,10 @@ int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int 
 		return 0;
 	if (flags & MAP_ANONYMOUS) {
 		r.cls = REGION_ANON;
+	} else if (!selector_uses_paths(sel->allow) && !selector_uses_paths(sel->deny)) {
+		/* No file:GLOB to match: spare the readlink (dlopen maps files). */
+		r.cls = REGION_FILE;
+		r.name = "";
 	} else {
 		/* The path, as maps would show it, decides file:GLOB. */
 		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);

@@ -55,7 +55,7 @@ void library_kernel_error(int err, const char *what)
 		why = strerror(err);
 		break;
 	}
-	if (fatal && lib.watching) {
+	if (fatal) {
 		lib.watching = 0;
 		lib.applied = APPLIED_NONE;
 		lib.error = why;
@@ -157,8 +157,11 @@ static void start_madvise(void)
 	/* An inherited process-wide flag would merge what the lists exclude. */
 	if (syscall(SYS_prctl, PR_GET_MEMORY_MERGE, 0UL, 0UL, 0UL, 0UL) == 1) {
 		log_info("clearing the process-wide KSM flag inherited from the parent");
-		if (process_merge(0))
+		if (process_merge(0)) {
+			/* Everything stays mergeable: the lists cannot be honoured. */
 			library_kernel_error(errno, "prctl(PR_SET_MEMORY_MERGE, 0)");
+			return;
+		}
 	}
 	lib.sel.allow = &lib.cfg.allow;
 	lib.sel.deny = &lib.cfg.deny;
@@ -202,7 +205,6 @@ static void apply_mode(void)
 			start_madvise();
 			return;
 		}
-		lib.watching = 1;     /* so that the error is recorded as fatal */
 		library_kernel_error(errno, "prctl(PR_SET_MEMORY_MERGE)");
 		return;
 	}

@@ -167,3 +167,13 @@ int selector_names(const struct selector_list *list, const struct region *r)
 			return 1;
 	return 0;
 }
+
+int selector_uses_paths(const struct selector_list *list)
+{
+	unsigned i;
+
+	for (i = 0; i < list->count; i++)
+		if (list->items[i].kind == SEL_FILE)
+			return 1;
+	return 0;
+}

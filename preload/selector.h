@@ -44,6 +44,9 @@ int selector_matches(const struct selector_list *list, const struct region *r);
 /* Does any selector of LIST name R specifically (anon:GLOB, file:GLOB)? */
 int selector_names(const struct selector_list *list, const struct region *r);
 
+/* Does LIST have a file:GLOB, which needs a region's path? */
+int selector_uses_paths(const struct selector_list *list);
+
 /* Validate an fnmatch pattern: returns NULL if fine, else what is wrong. */
 const char *glob_problem(const char *glob);
 

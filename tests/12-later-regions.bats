@@ -16,6 +16,23 @@ teardown() { stop_workload; }
 	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 }
 
+@test "a private file mapping after start is judged by its path at once (rescan off)" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW="file:*/wanted" KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" file="$BATS_TEST_TMPDIR/wanted:2" mmap=2 wait
+	region_mergeable $WL_PID "$(workload_region file)"
+	! region_mergeable $WL_PID "$(workload_region mmap)"
+	stop_workload
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_DENY="file:*/unwanted" KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" file="$BATS_TEST_TMPDIR/unwanted:2" mmap=2 wait
+	! region_mergeable $WL_PID "$(workload_region file)"
+	region_mergeable $WL_PID "$(workload_region mmap)"
+	stop_workload
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" file="$BATS_TEST_TMPDIR/any:2" wait
+	region_mergeable $WL_PID "$(workload_region file)"
+}
+
 @test "malloc heap growth after start is covered by the rescan within 2 s, and merges" {
 	requires root ksm
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap -- "$PROGS/dupmem" sleep=200 heap=16 wait
