@@ -94,7 +94,10 @@ lint-man:
 # The suite changes system-wide KSM knobs: one run at a time on a machine.
 check: all progs unit $(FAULT) lint-man
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
-	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/
+	@{ KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/; echo $$? >$(O)/check.status; } \
+		| tee $(O)/check.tap
+	@echo "check: $$(grep -c '^ok' $(O)/check.tap) passed, $$(grep -c '^not ok' $(O)/check.tap) failed"
+	@exit $$(cat $(O)/check.status)
 
 # Benchmark programs, built only for make bench.  empty.so is a preload
 # library that does nothing: the floor any LD_PRELOAD costs.
