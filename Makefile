@@ -73,7 +73,7 @@ $(O)/tests/linked_%: tests/progs/linked_%.c $(LIB)
 UNIT_OBJS := $(addprefix $(O)/preload/,maps.o selector.o config.o advise.o log.o ksmstat.o)
 $(O)/unit/%: tests/unit/%.c $(UNIT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< $(UNIT_OBJS)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -pthread $(CFLAGS) $(LDFLAGS) -o $@ $< $(UNIT_OBJS)
 
 $(FAULT): tests/helpers/faultinject.c tests/helpers/errnames.h
 	@mkdir -p $(dir $@)
