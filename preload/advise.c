@@ -90,7 +90,7 @@ static size_t page_round(size_t len)
 
 int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd)
 {
-	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1 };
+	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1, .anon_kb = -1 };
 	char link[32], path[PATH_MAX];
 	ssize_t n;
 
@@ -123,7 +123,7 @@ int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int 
 
 int advise_renamed(const struct selection *sel, void *addr, size_t len, const char *name)
 {
-	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1 };
+	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1, .anon_kb = -1 };
 
 	r.end = r.start + page_round(len);
 	r.cls = name && *name ? REGION_ANON_NAMED : REGION_ANON;

@@ -90,6 +90,7 @@ static int parse_header(char *line, struct region *r)
 	}
 	r->mergeable = -1;
 	r->ksm_kb = -1;
+	r->anon_kb = -1;
 	return 0;
 }
 
@@ -104,6 +105,8 @@ static void parse_field(const char *line, struct region *r)
 				r->mergeable = 1;
 	} else if (!strncmp(line, "KSM:", 4)) {
 		r->ksm_kb = strtol(line + 4, NULL, 10);
+	} else if (!strncmp(line, "Anonymous:", 10)) {
+		r->anon_kb = strtol(line + 10, NULL, 10);
 	}
 }
 

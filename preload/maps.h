@@ -29,6 +29,7 @@ struct region {
 	int deleted;       /* FILE whose path ended in " (deleted)" */
 	int mergeable;     /* smaps "VmFlags: ... mg": 1/0; -1 when not known (maps) */
 	long ksm_kb;       /* smaps "KSM:" in kB; -1 when not known */
+	long anon_kb;      /* smaps "Anonymous:" in kB; -1 when not known */
 };
 
 /* Returns nonzero to stop the walk; that value is then returned. */

@@ -16,6 +16,17 @@
  *   shared=MIB      anonymous shared mmap (never KSM-compatible)
  *   stack=KIB       fill that much of the main stack (kept for later actions)
  *   remap=MIB       mmap MIB, then mremap it to twice the size elsewhere
+ *   unique=MIB      anonymous mmap whose pages all differ (also from other
+ *                   processes' pages)
+ *   distinct=MIB    anonymous mmap whose pages all differ, but equal those
+ *                   of another process that used the same seeds
+ *   pairs=MIB       anonymous mmap whose pages come in equal pairs
+ *   zeros=MIB       anonymous mmap of written, all-zero pages
+ *   churn=MIB       anonymous mmap that a thread keeps rewriting (volatile)
+ *   seed=N          the fill value of the next region (processes that use
+ *                   the same seeds hold the same contents)
+ *   verify          check that every filled region still holds what was
+ *                   written: prints "verify ok", or exits 3
  *   name=NAME       name the last mmap region [anon:NAME] (PR_SET_VMA)
  *   sleep=MS        sleep
  *   merge=0|1       prctl(PR_SET_MEMORY_MERGE)
@@ -27,6 +38,7 @@
  *   exit=N          exit now with status N
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,12 +62,89 @@ static uint64_t next_seed = 0x5a5a0001;
 static void *last_map;
 static size_t last_map_len;
 
+enum pattern { SAME, UNIQUE, DISTINCT, PAIRS, ZEROS };
+
+/* What was written where, for verify. */
+static struct filled {
+	uint64_t *p;
+	size_t len;
+	enum pattern pattern;
+	uint64_t seed, pid;     /* the filling process: unique across processes */
+} filled[64];
+static int nfilled;
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ULL;
+	x ^= x >> 27;
+	return x | 1;        /* never zero */
+}
+
+/* The value every word of page I of a region holds. */
+static uint64_t page_value(const struct filled *f, size_t i)
+{
+	size_t pages = f->len / page;
+
+	switch (f->pattern) {
+	case SAME: return f->seed;
+	case UNIQUE: return mix(f->seed ^ (f->pid << 40) ^ (i << 1));
+	case DISTINCT: return mix(f->seed ^ (i << 1));
+	case PAIRS: return mix(f->seed ^ (f->pid << 40) ^ ((i % (pages / 2 ? pages / 2 : 1)) << 1));
+	case ZEROS: return 0;
+	}
+	return 0;
+}
+
+static void fill_pattern(void *addr, size_t len, enum pattern pattern)
+{
+	struct filled f = { addr, len, pattern, next_seed++, (uint64_t)getpid() };
+	size_t i, w;
+
+	for (i = 0; i < len / page; i++) {
+		uint64_t v = page_value(&f, i);
+		for (w = 0; w < page / 8; w++)
+			f.p[i * (page / 8) + w] = v;
+	}
+	if (nfilled < 64)
+		filled[nfilled++] = f;
+}
+
 static void fill(void *addr, size_t len)
 {
-	uint64_t seed = next_seed++, *p = addr, *end = (uint64_t *)((char *)addr + len);
+	fill_pattern(addr, len, SAME);
+}
 
-	while (p < end)
-		*p++ = seed;
+static int verify(void)
+{
+	int k;
+	size_t i, w;
+
+	for (k = 0; k < nfilled; k++)
+		for (i = 0; i < filled[k].len / page; i++)
+			for (w = 0; w < page / 8; w++)
+				if (filled[k].p[i * (page / 8) + w] != page_value(&filled[k], i)) {
+					printf("verify FAILED at %p\n", (void *)&filled[k].p[i * (page / 8) + w]);
+					return 3;
+				}
+	printf("verify ok\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* Keeps rewriting a region, so that its pages are never stable. */
+static void *churn(void *arg)
+{
+	struct filled *f = arg;
+	uint64_t n = 0;
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < f->len / 8; i += page / 8)
+			f->p[i] = ++n;
+		usleep(2000);
+	}
+	return NULL;
 }
 
 static void region(const char *name, void *newest_byte)
@@ -135,6 +224,33 @@ static int run(int argc, char **argv, int i)
 			fill(p, len);
 			last_map = p, last_map_len = len;
 			region(shared ? "shared" : a[0] == 'r' ? "remap" : "mmap", p);
+		} else if (!strncmp(a, "unique=", 7) || !strncmp(a, "pairs=", 6) || !strncmp(a, "distinct=", 9) ||
+			   !strncmp(a, "zeros=", 6) || !strncmp(a, "churn=", 6)) {
+			enum pattern pat = a[0] == 'u' ? UNIQUE : a[0] == 'd' ? DISTINCT : a[0] == 'p' ? PAIRS : ZEROS;
+			static struct filled churned[8];
+			static int nchurned;
+			pthread_t t;
+			len = mib(v);
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				die("mmap");
+			if (a[0] == 'c') {
+				if (nchurned == 8)
+					die("too many churn regions");
+				churned[nchurned] = (struct filled){ (uint64_t *)p, len, SAME, 0, 0 };
+				if (pthread_create(&t, NULL, churn, &churned[nchurned++]))
+					die("pthread_create");
+				usleep(20000);
+			} else {
+				fill_pattern(p, len, pat);
+			}
+			*strchr(a, '=') = '\0';
+			region(a, p);
+		} else if (!strncmp(a, "seed=", 5)) {
+			next_seed = strtoull(v, NULL, 0);
+		} else if (!strcmp(a, "verify")) {
+			if (verify())
+				return 3;
 		} else if (!strncmp(a, "heap=", 5)) {
 			char *chunk = NULL;
 			len = mib(v);

@@ -70,6 +70,7 @@ static void test_smaps_text(void)
 	CHECK(s->r[0].mergeable == 1);
 	CHECK(s->r[5].cls == REGION_HEAP);
 	CHECK(s->r[6].cls == REGION_ANON && s->r[6].ksm_kb == 768);
+	CHECK(s->r[5].anon_kb == 12);                          /* [heap] Anonymous: */
 	CHECK(s->r[6].start == 0x7f9b6c2cd000UL && s->r[6].end == 0x7f9b6c3cd000UL);
 	CHECK(s->r[7].cls == REGION_ANON);                      /* ---p guard */
 	CHECK(s->r[9].cls == REGION_SHARED && s->r[9].mergeable == 0);
@@ -104,7 +105,8 @@ static void test_streaming_agrees(void)
 			same = s.r[j].start == recorded.r[j].start && s.r[j].end == recorded.r[j].end &&
 			       s.r[j].cls == recorded.r[j].cls &&
 			       (sizes[i] < 400 || (s.r[j].mergeable == recorded.r[j].mergeable &&
-						    s.r[j].ksm_kb == recorded.r[j].ksm_kb)) &&
+						    s.r[j].ksm_kb == recorded.r[j].ksm_kb &&
+						    s.r[j].anon_kb == recorded.r[j].anon_kb)) &&
 			       !strcmp(s.names[j], recorded.names[j]);
 		if (!same)
 			fprintf(stderr, "buffer size %zu: %d regions\n", sizes[i], s.count);
