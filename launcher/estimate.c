@@ -1,0 +1,635 @@
+/*
+ * estimate.c - ksm-run --estimate: predict what KSM would save, without KSM.
+ *
+ * For each target process: the KSM-compatible private regions that the
+ * allow/deny lists select (maps), their present anonymous pages (pagemap:
+ * present, not file-backed, not the shared zero page), read in batches of
+ * contiguous pages with process_vm_readv and hashed.  Identical contents
+ * are counted across everything scanned, and the kernel's own accounting
+ * turns the counts into pages_shared, pages_sharing and general_profit.
+ *
+ * Only present anonymous (or copy-on-write) pages count: KSM never scans
+ * file pages or pages that are not there, and counting them more than
+ * doubles the prediction.  Nothing is written anywhere: the targets are
+ * only read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "advise.h"
+#include "contents.h"
+#include "estimate.h"
+#include "maps.h"
+#include "regionclass.h"
+#include "selector.h"
+#include "targets.h"
+
+#define BATCH_PAGES 256                 /* 1 MiB per process_vm_readv */
+#define PAGEMAP_CHUNK 512               /* entries per pagemap read */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_FILE_OR_SHARED (1ULL << 61)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+#define RMAP_ITEM_BYTES 64              /* sizeof(struct ksm_rmap_item), 64-bit */
+#define VOLATILE_HASH 0                 /* a record whose content changed */
+
+struct record {
+	uint64_t addr, hash;
+	uint64_t pfn;                   /* 0 where pagemap hides PFNs (not root) */
+};
+
+struct region_rec {
+	unsigned proc, cls;
+	size_t first, n;
+};
+
+struct scan {
+	struct selection sel;
+	struct selector_list allow, deny;
+	struct record *recs;
+	size_t nrec, rec_cap;
+	struct region_rec *regs;
+	size_t nregs, reg_cap;
+	struct est_result *res;
+	unsigned proc;                  /* index of the process being scanned */
+	pid_t pid;
+	int pagemap_fd;
+	const char *fail;               /* why the current process failed */
+	uint64_t zero_hash, zero_pfn;
+	char *buf;
+	struct iovec remote[BATCH_PAGES];
+	uint64_t batch_addr[BATCH_PAGES], batch_pfn[BATCH_PAGES];
+	int nbatch;
+	double start, last_progress;
+	int progress;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A read-only tool has nothing to undo: out of memory, it just stops. */
+static _Noreturn void out_of_memory(void)
+{
+	fprintf(stderr, "ksm-run: --estimate: out of memory\n");
+	exit(1);
+}
+
+static void *grow_array(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 1024;
+	void *np;
+
+	if (need <= *cap)
+		return p;
+	while (ncap < need)
+		ncap *= 2;
+	if (!(np = realloc(p, ncap * size)))
+		out_of_memory();
+	*cap = ncap;
+	return np;
+}
+
+static unsigned class_index(struct est_result *res, const struct region *r)
+{
+	char name[4200];
+	size_t i;
+
+	region_class_name(r, name, sizeof name);
+	for (i = 0; i < res->nclasses; i++)
+		if (!strcmp(res->classes[i].name, name))
+			return (unsigned)i;
+	res->classes = realloc(res->classes, (res->nclasses + 1) * sizeof *res->classes);
+	if (!res->classes)
+		out_of_memory();
+	memset(&res->classes[i], 0, sizeof res->classes[i]);
+	if (!(res->classes[i].name = strdup(name)))
+		out_of_memory();
+	res->classes[i].last_proc = (unsigned)-1;
+	res->nclasses++;
+	return (unsigned)i;
+}
+
+static void progress(struct scan *s)
+{
+	double t = now();
+
+	if (!s->progress || t - s->start < 1.0 || t - s->last_progress < 0.25)
+		return;
+	s->last_progress = t;
+	fprintf(stderr, "\rksm-run: estimating: %zu of %zu processes, %.0f MiB read",
+		(size_t)s->proc + 1, s->res->nprocs, s->res->bytes_read / 1048576.0);
+}
+
+/* Read and hash the pages collected so far; appends one record each. */
+static int flush_batch(struct scan *s, struct region_rec *rr)
+{
+	struct iovec local = { s->buf, (size_t)s->nbatch * PAGE_BYTES };
+	int done = 0, i;
+
+	while (done < s->nbatch) {
+		ssize_t n;
+
+		local.iov_base = s->buf;
+		local.iov_len = (size_t)(s->nbatch - done) * PAGE_BYTES;
+		n = process_vm_readv(s->pid, &local, 1, s->remote + done,
+				     (unsigned long)(s->nbatch - done), 0);
+		if (n < 0 && errno != EFAULT) {
+			s->fail = errno == ESRCH ? "vanished during the scan"
+				: errno == EPERM || errno == EACCES ? "permission denied (cannot read its memory)"
+				: strerror(errno);
+			return -1;
+		}
+		/* EFAULT or a short read: a page went away; hash what came. */
+		int got = n > 0 ? (int)(n / PAGE_BYTES) : 0;
+		s->recs = grow_array(s->recs, &s->rec_cap, s->nrec + (size_t)got, sizeof *s->recs);
+		for (i = 0; i < got; i++) {
+			int zero;
+			struct record *rec = &s->recs[s->nrec++];
+			rec->addr = s->batch_addr[done + i];
+			rec->pfn = s->batch_pfn[done + i];
+			rec->hash = page_hash(s->buf + (size_t)i * PAGE_BYTES, &zero);
+			if (zero)
+				rec->hash = s->zero_hash;
+			else if (rec->hash == VOLATILE_HASH)
+				rec->hash = 1;
+		}
+		rr->n += (size_t)got;
+		s->res->bytes_read += (uint64_t)got * PAGE_BYTES;
+		done += got + (got < s->nbatch - done);   /* skip the page that failed */
+	}
+	s->nbatch = 0;
+	progress(s);
+	return 0;
+}
+
+static int add_page(struct scan *s, struct region_rec *rr, uint64_t addr, uint64_t pfn)
+{
+	s->remote[s->nbatch].iov_base = (void *)addr;
+	s->remote[s->nbatch].iov_len = PAGE_BYTES;
+	s->batch_pfn[s->nbatch] = pfn;
+	s->batch_addr[s->nbatch++] = addr;
+	/* Contiguous pages could share one iovec, but the kernel walks them
+	 * page by page anyway; one per page keeps a failed page isolated. */
+	return s->nbatch == BATCH_PAGES ? flush_batch(s, rr) : 0;
+}
+
+static int visit_region(const struct region *r, void *arg)
+{
+	struct scan *s = arg;
+	uint64_t entries[PAGEMAP_CHUNK], addr;
+	struct region_rec *rr;
+
+	if (!region_selected(&s->sel, r))
+		return 0;
+	s->regs = grow_array(s->regs, &s->reg_cap, s->nregs + 1, sizeof *s->regs);
+	rr = &s->regs[s->nregs++];
+	rr->proc = s->proc;
+	rr->cls = class_index(s->res, r);
+	rr->first = s->nrec;
+	rr->n = 0;
+	for (addr = r->start; addr < r->end;) {
+		size_t want = (r->end - addr) / PAGE_BYTES, i;
+		ssize_t n;
+
+		if (want > PAGEMAP_CHUNK)
+			want = PAGEMAP_CHUNK;
+		n = pread(s->pagemap_fd, entries, want * 8, (off_t)(addr / PAGE_BYTES * 8));
+		if (n <= 0) {
+			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : "vanished during the scan";
+			return -1;
+		}
+		for (i = 0; i < (size_t)n / 8; i++, addr += PAGE_BYTES) {
+			uint64_t e = entries[i];
+			if (!(e & PM_PRESENT) || (e & PM_FILE_OR_SHARED))
+				continue;
+			/* The shared zero page is no KSM candidate (seen with root only). */
+			if (s->zero_pfn && (e & PM_PFN_MASK) == s->zero_pfn)
+				continue;
+			if (add_page(s, rr, addr, e & PM_PFN_MASK) < 0)
+				return -1;
+		}
+	}
+	return s->nbatch ? flush_batch(s, rr) : 0;
+}
+
+static void read_ksm_stat(struct est_proc *p)
+{
+	char path[64], line[128];
+	FILE *f;
+	long long v;
+
+	p->merging_now = p->profit_now = p->rmap_now = -1;
+	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)p->pid);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "ksm_merging_pages %lld", &v) == 1)
+			p->merging_now = v;
+		else if (sscanf(line, "ksm_process_profit %lld", &v) == 1)
+			p->profit_now = v;
+		else if (sscanf(line, "ksm_rmap_items %lld", &v) == 1)
+			p->rmap_now = v;
+	}
+	fclose(f);
+}
+
+static void read_comm(struct est_proc *p)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)p->pid);
+	p->comm[0] = '\0';
+	if ((f = fopen(path, "re"))) {
+		if (fgets(p->comm, sizeof p->comm, f))
+			p->comm[strcspn(p->comm, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+/* One pass over one process; on failure its records are dropped. */
+static void scan_process(struct scan *s, struct est_proc *p)
+{
+	char path[64], mapsbuf[16384];
+	size_t rec0 = s->nrec, reg0 = s->nregs;
+	int ret;
+
+	s->pid = p->pid;
+	s->fail = NULL;
+	s->nbatch = 0;
+	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)p->pid);
+	s->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->pagemap_fd < 0) {
+		p->skipped = errno == ENOENT ? "no such process" : "permission denied (pagemap)";
+		return;
+	}
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	ret = maps_for_each(path, mapsbuf, sizeof mapsbuf, visit_region, s);
+	close(s->pagemap_fd);
+	if (ret < 0 && !s->fail)
+		s->fail = errno == ENOENT || errno == ESRCH ? "vanished during the scan" : "permission denied (maps)";
+	if (s->fail) {
+		p->skipped = s->fail;
+		s->nrec = rec0;
+		s->nregs = reg0;
+		return;
+	}
+	p->first_rec = rec0;
+	p->nrec = s->nrec - rec0;
+}
+
+static void scan_all(struct scan *s)
+{
+	size_t i;
+
+	s->nrec = s->nregs = 0;
+	for (i = 0; i < s->res->nprocs; i++) {
+		s->proc = (unsigned)i;
+		if (!s->res->procs[i].skipped)
+			scan_process(s, &s->res->procs[i]);
+	}
+}
+
+/*
+ * --settle: pages whose content differs between the two passes, or that
+ * the first pass did not see, are volatile; KSM never merges them.  Both
+ * passes list a process's pages in address order, so one walk compares.
+ */
+static void mark_volatile(struct scan *s, const struct record *old, const struct est_proc *old_procs)
+{
+	size_t i;
+
+	for (i = 0; i < s->res->nprocs; i++) {
+		struct est_proc *p = &s->res->procs[i];
+		const struct record *a = old + old_procs[i].first_rec, *aend = a + old_procs[i].nrec;
+		struct record *b = s->recs + p->first_rec, *bend = b + p->nrec;
+
+		if (p->skipped)
+			continue;
+		for (; b < bend; b++) {
+			while (a < aend && a->addr < b->addr)
+				a++;
+			if (a == aend || a->addr != b->addr || a->hash != b->hash) {
+				b->hash = VOLATILE_HASH;
+				p->volatile_pages++;
+			}
+		}
+	}
+}
+
+static int by_hash_pfn(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
+}
+
+/*
+ * What is shared already, physically: pages of one content that map the
+ * same frame (merged by KSM, or not yet copied since a fork) are one page.
+ * Needs PFNs, which pagemap shows to root only; sorts a copy of the
+ * records.  Returns the pages saved now, or -1 when it cannot tell.
+ */
+static long long saved_now(const struct scan *s, const struct est_result *r)
+{
+	struct record *v;
+	size_t i, n = 0;
+	long long frames = 0;
+
+	if (!r->pfn_visible || !(v = malloc((s->nrec + 1) * sizeof *v)))
+		return -1;
+	for (i = 0; i < r->nprocs; i++) {
+		const struct est_proc *p = &r->procs[i];
+		size_t j;
+		if (p->skipped)
+			continue;
+		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
+			const struct record *rec = &s->recs[j];
+			if (rec->hash == VOLATILE_HASH || (rec->hash == s->zero_hash && r->use_zero_pages))
+				continue;
+			v[n++] = *rec;
+		}
+	}
+	qsort(v, n, sizeof *v, by_hash_pfn);
+	for (i = 0; i < n; i++)
+		frames += !i || v[i].hash != v[i - 1].hash || v[i].pfn != v[i - 1].pfn;
+	free(v);
+	return (long long)n - frames;
+}
+
+/* KSM keeps one stable page per max_page_sharing mappings of a content. */
+static uint64_t stable_pages(uint64_t n, int mps)
+{
+	return (n + (uint64_t)mps - 1) / (uint64_t)mps;
+}
+
+static int predict(struct scan *s)
+{
+	struct est_result *r = s->res;
+	struct contents t;
+	size_t i, j, k;
+
+	if (contents_init(&t) < 0)
+		return -1;
+	for (i = 0; i < r->nprocs; i++)
+		r->volatile_pages += r->procs[i].volatile_pages;
+	for (i = 0; i < r->nprocs; i++) {
+		struct est_proc *p = &r->procs[i];
+		if (p->skipped)
+			continue;
+		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
+			const struct record *rec = &s->recs[j];
+			r->candidate++;
+			if (rec->hash == VOLATILE_HASH)
+				continue;
+			if (rec->hash == s->zero_hash) {
+				r->zero_pages++;
+				if (r->use_zero_pages)
+					continue;
+			}
+			if (contents_add(&t, rec->hash, (unsigned)i) < 0) {
+				contents_free(&t);
+				return -1;
+			}
+		}
+		p->candidate = p->nrec;
+	}
+	for (k = 0; k < t.cap; k++) {
+		uint64_t n = t.counts[k], shared;
+		if (!n)
+			continue;
+		if (n == 1) {
+			r->pages_unshared++;
+			continue;
+		}
+		shared = stable_pages(n, r->max_page_sharing);
+		r->pages_shared += shared;
+		r->pages_sharing += n - shared;
+	}
+	/* N pages of D contents held by K (content, process) pairs: merging
+	 * within each process alone saves N - K, across processes K - D more. */
+	r->distinct = t.used;
+	r->within_pages = r->candidate - r->volatile_pages - (r->use_zero_pages ? r->zero_pages : 0)
+			  - t.process_pairs;
+	r->across_pages = t.process_pairs - t.used;
+	r->rmap_items = r->candidate;
+	r->profit_bytes = (long long)(r->pages_sharing + (r->use_zero_pages ? r->zero_pages : 0)) * PAGE_BYTES
+			  - (long long)r->rmap_items * RMAP_ITEM_BYTES;
+
+	/* Fair shares: each page of a content held n times saves sharing/n. */
+	for (i = 0; i < s->nregs; i++) {
+		const struct region_rec *rr = &s->regs[i];
+		struct est_class *c = &r->classes[rr->cls];
+		struct est_proc *p = &r->procs[rr->proc];
+		if (p->skipped)
+			continue;
+		for (j = rr->first; j < rr->first + rr->n; j++) {
+			uint64_t h = s->recs[j].hash, n;
+			double share;
+			if (h == VOLATILE_HASH)
+				continue;
+			if (h == s->zero_hash && r->use_zero_pages) {
+				share = 1;
+			} else {
+				n = contents_count(&t, h);
+				share = n > 1 ? (double)(n - stable_pages(n, r->max_page_sharing)) / (double)n : 0;
+			}
+			c->saved += share;
+			p->saved += share;
+		}
+		c->candidate += rr->n;
+		if (rr->n && c->last_proc != rr->proc) {
+			c->last_proc = rr->proc;
+			c->processes++;
+		}
+	}
+	r->table_bytes = contents_bytes(&t);
+	contents_free(&t);
+	r->saved_now = saved_now(s, r);
+	return 0;
+}
+
+static long knob(const char *name, long fallback)
+{
+	char path[128];
+	long v = fallback;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/sys/kernel/mm/ksm/%s", name);
+	if ((f = fopen(path, "re"))) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = fallback;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The PFN of the shared zero page, where pagemap shows PFNs (root). */
+static uint64_t find_zero_pfn(void)
+{
+	volatile char *p = mmap(NULL, PAGE_BYTES, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t e = 0;
+	int fd;
+
+	if (p == MAP_FAILED)
+		return 0;
+	(void)p[0];
+	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, &e, 8, (off_t)((uintptr_t)p / PAGE_BYTES * 8)) != 8)
+			e = 0;
+		close(fd);
+	}
+	munmap((void *)p, PAGE_BYTES);
+	return (e & PM_PRESENT) ? e & PM_PFN_MASK : 0;
+}
+
+static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list *pids)
+{
+	struct est_result *r = s->res;
+	char why[512], zero[PAGE_BYTES];
+	size_t i;
+	int z;
+
+	if (selector_parse(&s->allow, o->allow && *o->allow ? o->allow : "all", why, sizeof why)) {
+		fprintf(stderr, "ksm-run: --allow='%s': %s\n", o->allow, why);
+		return -1;
+	}
+	s->deny.count = 0;
+	if (o->deny && *o->deny && selector_parse(&s->deny, o->deny, why, sizeof why)) {
+		fprintf(stderr, "ksm-run: --deny='%s': %s\n", o->deny, why);
+		return -1;
+	}
+	s->sel.allow = &s->allow;
+	s->sel.deny = &s->deny;
+	if (targets_resolve(o->target, pids, why, sizeof why) < 0) {
+		fprintf(stderr, "ksm-run: --estimate=%s: %s\n", o->target, why);
+		return -1;
+	}
+	r->nprocs = pids->n;
+	r->procs = calloc(pids->n, sizeof *r->procs);
+	s->buf = malloc((size_t)BATCH_PAGES * PAGE_BYTES);
+	if (!r->procs || !s->buf)
+		return -1;
+	for (i = 0; i < pids->n; i++) {
+		r->procs[i].pid = pids->pids[i];
+		read_comm(&r->procs[i]);
+	}
+	memset(zero, 0, sizeof zero);
+	s->zero_hash = page_hash(zero, &z);
+	s->zero_pfn = find_zero_pfn();
+	r->pfn_visible = s->zero_pfn != 0;
+	r->max_page_sharing = (int)knob("max_page_sharing", 256);
+	if (r->max_page_sharing < 2)
+		r->max_page_sharing = 2;
+	r->use_zero_pages = knob("use_zero_pages", 0) != 0;
+	r->settle = o->settle;
+	s->progress = isatty(STDERR_FILENO);
+	return 0;
+}
+
+int estimate_main(const struct estimate_opts *o)
+{
+	struct est_result res = { 0 };
+	struct scan s = { .res = &res };
+	struct pid_list pids;
+	size_t i, scanned = 0;
+	FILE *out = stdout;
+	int status = 0;
+
+	if (setup(&s, o, &pids) < 0)
+		return 125;
+	s.start = now();
+	scan_all(&s);
+	if (o->settle > 0) {
+		struct record *first = s.recs;
+		struct est_proc *first_procs = malloc(res.nprocs * sizeof *first_procs);
+		struct timespec ts = { (time_t)o->settle, (long)((o->settle - (time_t)o->settle) * 1e9) };
+
+		if (!first_procs)
+			out_of_memory();
+		memcpy(first_procs, res.procs, res.nprocs * sizeof *first_procs);
+		s.recs = NULL;
+		s.rec_cap = 0;
+		for (i = 0; i < res.nclasses; i++)
+			free(res.classes[i].name);
+		free(res.classes);
+		res.classes = NULL;
+		res.nclasses = 0;
+		nanosleep(&ts, NULL);
+		scan_all(&s);
+		mark_volatile(&s, first, first_procs);
+		free(first);
+		free(first_procs);
+	}
+	if (s.progress && now() - s.start >= 1.0)
+		fprintf(stderr, "\r\033[K");
+	for (i = 0; i < res.nprocs; i++) {
+		if (!res.procs[i].skipped) {
+			scanned++;
+			read_ksm_stat(&res.procs[i]);
+			if (res.procs[i].merging_now > 0)
+				res.merging_now += res.procs[i].merging_now;
+			if (res.procs[i].profit_now > 0)
+				res.profit_now += res.procs[i].profit_now;
+			if (res.procs[i].rmap_now > 0)
+				res.rmap_now += res.procs[i].rmap_now;
+		} else if (strcmp(o->target, "all")) {
+			fprintf(stderr, "ksm-run: --estimate: pid %d skipped: %s\n",
+				(int)res.procs[i].pid, res.procs[i].skipped);
+		}
+	}
+	res.seconds = now() - s.start - o->settle;
+	if (!scanned) {
+		/* Only absent processes: the TARGET matched nothing.  Unreadable
+		 * ones were said above; nothing is left to estimate. */
+		for (i = 0; i < res.nprocs && !strcmp(res.procs[i].skipped, "no such process"); i++)
+			;
+		if (i == res.nprocs) {
+			fprintf(stderr, "ksm-run: --estimate=%s: matches no process\n", o->target);
+			status = 125;
+		} else {
+			fprintf(stderr, "ksm-run: --estimate=%s: no process could be read\n", o->target);
+			status = 1;
+		}
+		goto out;
+	}
+	if (predict(&s) < 0) {
+		fprintf(stderr, "ksm-run: --estimate: out of memory\n");
+		status = 1;
+		goto out;
+	}
+	res.record_bytes = s.rec_cap * sizeof *s.recs;
+	if (o->output && !(out = fopen(o->output, "we"))) {
+		fprintf(stderr, "ksm-run: %s: %s\n", o->output, strerror(errno));
+		status = 125;
+		goto out;
+	}
+	estimate_print(out, &res, o->json);
+	if (out != stdout)
+		fclose(out);
+out:
+	for (i = 0; i < res.nclasses; i++)
+		free(res.classes[i].name);
+	free(res.classes);
+	free(res.procs);
+	free(s.recs);
+	free(s.regs);
+	free(s.buf);
+	pid_list_free(&pids);
+	return status;
+}

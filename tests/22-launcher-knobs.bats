@@ -1,0 +1,177 @@
+#!/usr/bin/env bats
+# ksm-run: global knobs set, validated, written in order, and restored.
+
+load helpers
+load launcher_helpers
+
+setup_file() {
+	save_knobs
+}
+
+teardown_file() {
+	clear_launcher_state
+	restore_knobs
+}
+
+setup() {
+	requires root ksm
+	clear_launcher_state
+	baseline_knobs
+}
+
+teardown() {
+	stop_workload
+	[ -z "${WL2_PID:-}" ] || { echo BYE >&"$WL2_FD"; exec {WL2_FD}>&-; wait "$WL2_PID" || true; WL2_PID=; }
+	clear_launcher_state
+	baseline_knobs
+}
+
+show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode advisor_max_cpu; do echo "$k=$(cat /sys/kernel/mm/ksm/$k)"; done'
+
+@test "--set and the aliases apply while the command runs, and are restored" {
+	local before
+	before=$(knobs_snapshot)
+	run -0 "$KSM_RUN" -q --set sleep_millisecs=33 --pages-to-scan=1234 --smart-scan=0 \
+		--advisor=none --advisor-max-cpu=50 -- sh -c "$show_knobs"
+	[[ $output == *"run=1"* ]]
+	[[ $output == *"pages_to_scan=1234"* ]]
+	[[ $output == *"sleep_millisecs=33"* ]]
+	[[ $output == *"smart_scan=0"* ]]
+	[[ $output == *"advisor_mode=[none] scan-time"* ]]
+	[[ $output == *"advisor_max_cpu=50"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "the advisor mode is written before pages_to_scan" {
+	echo scan-time >$KSM/advisor_mode
+	run -0 "$KSM_RUN" -q --advisor=none --pages-to-scan=4321 -- cat $KSM/pages_to_scan
+	[ "$output" = 4321 ]
+	[ "$(knob_value advisor_mode)" = scan-time ]
+}
+
+@test "pages_to_scan under the scan-time advisor is refused before anything runs" {
+	echo scan-time >$KSM/advisor_mode
+	run -125 --separate-stderr "$KSM_RUN" --pages-to-scan=4321 -- echo RAN
+	[[ $stderr == *"scan-time advisor"* ]]
+	[ "$output" = "" ]
+	echo none >$KSM/advisor_mode
+	run -125 --separate-stderr "$KSM_RUN" --advisor=scan-time --pages-to-scan=4321 -- echo RAN
+	[[ $stderr == *"scan-time advisor"* ]]
+	[ "$output" = "" ]
+}
+
+@test "run=1 only while the command runs; --no-tune leaves the rate alone" {
+	run -0 "$KSM_RUN" -q --no-tune -- sh -c "$show_knobs"
+	[[ $output == *"run=1"* ]]
+	[[ $output == *"pages_to_scan=100"* ]]
+	[[ $output == *"sleep_millisecs=20"* ]]
+	[ "$(knob_value run)" = 0 ]
+}
+
+@test "the default tuning boosts the rate while the command runs" {
+	run -0 "$KSM_RUN" -q -- sh -c "$show_knobs"
+	[[ $output == *"run=1"* ]]
+	[[ $output == *"pages_to_scan=5000"* ]]
+	[[ $output == *"sleep_millisecs=10"* ]]
+	[ "$(knob_value pages_to_scan)" = 100 ]
+}
+
+@test "--keep-knobs leaves the knobs as set" {
+	run -0 "$KSM_RUN" -q --keep-knobs --pages-to-scan=777 -- true
+	[ "$(knob_value pages_to_scan)" = 777 ]
+	[ "$(knob_value run)" = 1 ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "overlapping runs: the state from before the first is restored when the last ends" {
+	local before
+	before=$(knobs_snapshot)
+	start_workload -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
+	local first_pid=$WL_PID first_fd=$WL_FD
+	[ "$(knob_value pages_to_scan)" = 1111 ]
+	start_workload -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
+	WL2_PID=$WL_PID WL2_FD=$WL_FD
+	[ "$(knob_value pages_to_scan)" = 2222 ]
+	[ "$(grep -c '^user ' "$STATE_FILE")" = 2 ]
+	# The first ends: the second still runs, nothing is restored yet.
+	WL_PID=$first_pid WL_FD=$first_fd
+	stop_workload
+	[ "$WL_STATUS" = 0 ]
+	[ "$(knob_value pages_to_scan)" = 2222 ]
+	[ "$(knob_value run)" = 1 ]
+	# The last ends: everything from before the first comes back.
+	WL_PID=$WL2_PID WL_FD=$WL2_FD WL2_PID=
+	stop_workload
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "ksm-run killed by KILL: --status says so, --restore puts the knobs back" {
+	local before
+	before=$(knobs_snapshot)
+	start_workload -- "$KSM_RUN" -q --pages-to-scan=3333 --advisor=none -- "$PROGS/sigprog" wait
+	kill -KILL "$WL_PID"
+	wait_until 10 gone "$WL_PID"
+	stop_workload
+	[ "$WL_STATUS" = 137 ]
+	[ "$(knob_value pages_to_scan)" = 3333 ]
+	[ -e "$STATE_FILE" ]
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"LEFT BEHIND by a killed ksm-run"*"pages_to_scan=100"* ]]
+	run -0 --separate-stderr "$KSM_RUN" --restore
+	[[ $stderr == *"restored"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+	run -0 --separate-stderr "$KSM_RUN" --restore
+	[[ $stderr == *"nothing to restore"* ]]
+}
+
+@test "after a KILL, the next run restores the state from before the killed one" {
+	local before
+	before=$(knobs_snapshot)
+	start_workload -- "$KSM_RUN" -q --pages-to-scan=3333 --advisor=none -- "$PROGS/sigprog" wait
+	kill -KILL "$WL_PID"
+	wait_until 10 gone "$WL_PID"
+	stop_workload
+	run -0 --separate-stderr "$KSM_RUN" -q --pages-to-scan=4444 --advisor=none -- cat $KSM/pages_to_scan
+	[ "$output" = 4444 ]
+	[[ $stderr == *"killed"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "--restore refuses while a ksm-run still runs" {
+	start_workload -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
+	run -1 --separate-stderr "$KSM_RUN" --restore
+	[[ $stderr == *"still use"* ]]
+	[ "$(knob_value pages_to_scan)" = 1111 ]
+}
+
+@test "not root: one warning per knob, and the command runs with the prctl" {
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$PROGS/dupmem" getmerge
+	[ "$status" -eq 0 ]
+	[[ $stderr == *"cannot set pages_to_scan=999: Permission denied"* ]]
+	[[ $stderr == *"cannot set run=1: Permission denied"* ]]
+	[[ $output == "merge_any "*" 1" ]]
+	[ "$(knob_value pages_to_scan)" = 100 ]
+	[ "$(knob_value run)" = 0 ]
+}
+
+@test "not root with --strict: exit 125 before anything runs" {
+	run -125 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$KSM_RUN" --strict -- echo RAN
+	[ "$output" = "" ]
+	[[ $stderr == *"--strict"* ]]
+}
+
+@test "EBUSY from merge_across_nodes is explained, and the command still runs" {
+	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
+	wait_until 20 knob_above pages_shared 0
+	local want=$((1 - $(cat $KSM/merge_across_nodes)))
+	run -0 --separate-stderr "$KSM_RUN" -q --merge-across-nodes=$want -- echo RAN
+	[ "$output" = RAN ]
+	[[ $stderr == *"while any pages are merged"* ]]
+	stop_workload
+}

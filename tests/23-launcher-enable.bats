@@ -1,0 +1,83 @@
+#!/usr/bin/env bats
+# ksm-run: which mechanism enables KSM in the command, and saying so.
+
+load helpers
+load launcher_helpers
+
+setup_file() {
+	save_knobs
+	# A static binary: the library cannot load in it, only the prctl
+	# made before exec covers it.
+	STATIC=$BATS_FILE_TMPDIR/dupmem-static
+	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
+	export STATIC
+}
+
+teardown_file() {
+	clear_launcher_state
+	restore_knobs
+}
+
+setup() {
+	requires root ksm prctl
+	baseline_knobs
+}
+
+teardown() {
+	stop_workload
+}
+
+needs_static() {
+	[ -n "$STATIC" ] || skip_or_fail "cannot link a static program (libc6-dev's libc.a)"
+}
+
+@test "a static binary is covered by the prctl before exec, and the report says so" {
+	needs_static
+	run -0 "$KSM_RUN" -q -- "$STATIC" getmerge
+	[[ $output == "merge_any "*" 1" ]]
+	run -0 "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/r.json" -- "$STATIC" sleep=300 getmerge
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.library_loaded)" = false ]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.covered_by)" = prctl ]
+}
+
+@test "a static binary really merges under ksm-run" {
+	needs_static
+	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$STATIC" mmap=32 wait
+	local pid addr
+	addr=$(workload_region mmap)
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	region_mergeable "$pid" "$addr"
+	wait_until 20 region_merged "$pid" "$addr"
+}
+
+@test "without the prctl (madvise mode), a static binary is not covered, and the text report says so" {
+	needs_static
+	run -0 --separate-stderr "$KSM_RUN" --mode=madvise --allow=all -- "$STATIC" sleep=300 getmerge
+	[[ $output == "merge_any "*" 0" ]]
+	[[ $stderr == *"NOTHING enabled KSM in the command"* ]]
+}
+
+@test "a dynamic program loads the library; the report names its mode" {
+	run -0 "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/r.json" -- "$PROGS/dupmem" getmerge
+	[[ $output == "merge_any "*" 1" ]]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.library_loaded)" = true ]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.covered_by)" = library ]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" '.processes[0].mode')" = prctl ]
+}
+
+@test "selective mode through the library: only the allowed regions are mergeable" {
+	start_workload -- "$KSM_RUN" -q --mode=madvise --allow=anon --min-size=1M -- \
+		"$PROGS/dupmem" mmap=8 shared=8 getmerge wait
+	local pid
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	grep -qx "merge_any $pid 0" "$WL_OUT"
+	wait_until 5 region_mergeable "$pid" "$(workload_region mmap)"
+	! region_mergeable "$pid" "$(workload_region shared)"
+}
+
+@test "--no-preload: only the prctl, no library in the command" {
+	run -0 "$KSM_RUN" -q --no-preload -- sh -c 'echo "${LD_PRELOAD:-none}"'
+	[ "$output" = none ]
+	run -0 "$KSM_RUN" -q --no-preload -- "$PROGS/dupmem" getmerge
+	[[ $output == "merge_any "*" 1" ]]
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+# ksm-run --status: read-only, works without root.
+
+load helpers
+load launcher_helpers
+
+setup_file() {
+	save_knobs
+}
+
+teardown_file() {
+	clear_launcher_state
+	restore_knobs
+}
+
+setup() {
+	requires root ksm prctl
+	baseline_knobs
+}
+
+teardown() {
+	stop_workload
+}
+
+@test "--status shows the knobs, the counters and what the kernel supports" {
+	run -0 --separate-stderr "$KSM_RUN" --status
+	[[ $output == *"KSM knobs:"*"run=0"*"pages_to_scan=100"* ]] || [[ $output == *"pages_to_scan=100"*"run=0"* ]]
+	[[ $output == *"KSM counters:"*"general_profit="* ]]
+	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): yes"* ]]
+	[[ $output == *"merge flag inherited across exec: yes"* ]]
+	[[ $output == *"smart_scan: yes"* ]]
+	[[ $output == *"scan-time advisor: yes"* ]]
+	[[ $output == *"ksm_stat fields: ksm_rmap_items"*"ksm_merging_pages"* ]]
+	[[ $output =~ "named anonymous mappings: "(yes|no) ]]
+	[[ $output == *"saved knob state: none"* ]]
+}
+
+@test "--status without root: read-only, nothing changed" {
+	local before
+	before=$(knobs_snapshot)
+	run -0 setpriv --reuid=65534 --regid=65534 --clear-groups "$KSM_RUN" --status
+	[[ $output == *"knobs writable: no"* ]]
+	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): yes"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "--status lists a merging process among the top ones" {
+	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
+	local pid
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	wait_until 20 region_merged "$pid" "$(workload_region mmap)"
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"processes with the most merged pages:"* ]]
+	echo "$output" | grep -Eq "^ +$pid +dupmem +[0-9]+"
+	[[ $output == *"saved knob state: 1 running ksm-run hold saved knobs:"* ]]
+}

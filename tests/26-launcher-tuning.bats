@@ -1,0 +1,44 @@
+#!/usr/bin/env bats
+# ksm-run: the default tuning policy, boost then a steady low rate.
+
+load helpers
+load launcher_helpers
+
+setup_file() {
+	save_knobs
+}
+
+teardown_file() {
+	clear_launcher_state
+	restore_knobs
+}
+
+setup() {
+	requires root ksm prctl
+	command -v jq >/dev/null || skip_or_fail "needs jq"
+	baseline_knobs
+}
+
+teardown() {
+	stop_workload
+}
+
+@test "default tuning: boost while merging, then a steady low rate, then restore" {
+	local before
+	before=$(knobs_snapshot)
+	start_workload -- "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/r.json" --interval=0.5 -- \
+		"$PROGS/dupmem" mmap=48 wait
+	[ "$(knob_value pages_to_scan)" = 5000 ]
+	[ "$(knob_value sleep_millisecs)" = 10 ]
+	[ "$(knob_value advisor_mode)" = none ]
+	local pid
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	# The boost merges 48 MiB within seconds.
+	wait_until 10 region_merged "$pid" "$(workload_region mmap)"
+	# After at least 10 s, once merging levelled off: the steady rate.
+	wait_until 30 knob_below pages_to_scan 5000
+	[ "$(knob_value sleep_millisecs)" = 20 ]
+	stop_workload
+	[ "$(knobs_snapshot)" = "$before" ]
+	[[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .tuning)" == "boost 5000/10ms for "*", then "*" pages every 20 ms"* ]]
+}

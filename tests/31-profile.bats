@@ -1,0 +1,67 @@
+#!/usr/bin/env bats
+# ksm-run --profile: merged memory by region class, and a recommended allow
+# list that keeps the savings when applied.
+
+load helpers
+
+setup_file() { save_knobs; }
+teardown_file() { restore_knobs; }
+
+# A workload whose heap merges and whose anonymous mappings never do.
+WORKLOAD="heap=8 unique=16 sleep=5000"
+FAST="--advisor=none --pages-to-scan=20000 --sleep-millisecs=10 --interval=0.5"
+
+@test "profile: recommends the class that merges and names the one that never does" {
+	requires root ksm prctl
+	run --separate-stderr "$KSM_RUN" --profile --json $FAST -- "$PROGS/dupmem" $WORKLOAD
+	[ "$status" = 0 ]
+	r=$stderr
+	[ "$(jq -r .recommended_allow <<<"$r")" = heap ]
+	[ "$(jq -r '.profile.classes[] | select(.class == "heap") | .merged_kb' <<<"$r")" -ge 7000 ]
+	[ "$(jq -r '.profile.classes[] | select(.class == "anon") | .merged_kb' <<<"$r")" = 0 ]
+	[ "$(jq -r '.profile.classes[] | select(.class == "anon") | .candidate_kb' <<<"$r")" -ge 16000 ]
+	[ "$(jq -r '.profile.kept_percent >= 95' <<<"$r")" = true ]
+	# the anonymous 16 MiB that never merged is most of what ksmd would skip
+	[ "$(jq -r '.profile.dropped_candidate_percent > 60' <<<"$r")" = true ]
+	# the list is valid for the library
+	run env LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW="$(jq -r .recommended_allow <<<"$r")" "$PROGS/dupmem" exit=0
+	[ "$status" = 0 ] && [ -z "$output" ]
+}
+
+@test "profile: the text report shows the table, the list ready to paste, and what never merged" {
+	requires root ksm prctl
+	run --separate-stderr "$KSM_RUN" --profile $FAST -- "$PROGS/dupmem" $WORKLOAD
+	[ "$status" = 0 ]
+	[[ "$stderr" == *"Profile by region class"* ]]
+	[[ "$stderr" == *"KSM_ENABLE_ALLOW='heap'"* ]]
+	[[ "$stderr" == *"ksm-run --allow='heap' -- COMMAND"* ]]
+	grep -A3 "Scanned but never merged" <<<"$stderr" | grep -q "anon .*16.0 MiB"
+}
+
+@test "profile: the recommended list, applied with --allow, keeps the savings" {
+	requires root ksm prctl
+	run --separate-stderr "$KSM_RUN" --profile --json $FAST -- "$PROGS/dupmem" $WORKLOAD
+	allow=$(jq -r .recommended_allow <<<"$stderr")
+	profiled=$(jq -r '.profile.merged_kb' <<<"$stderr")
+	run --separate-stderr "$KSM_RUN" --allow="$allow" --json $FAST -- "$PROGS/dupmem" $WORKLOAD
+	[ "$status" = 0 ]
+	applied=$(jq -r '.tree.peak_merged_bytes / 1024 | floor' <<<"$stderr")
+	[ $((applied * 100)) -ge $((profiled * 95)) ] || { echo "kept $applied of $profiled KiB"; return 1; }
+}
+
+@test "profile: a command that merges nothing gets no list, and says so" {
+	requires root ksm prctl
+	run --separate-stderr "$KSM_RUN" --profile $FAST -- "$PROGS/dupmem" unique=4 sleep=2000
+	[ "$status" = 0 ]
+	[[ "$stderr" == *"Nothing merged while the command ran"* ]]
+}
+
+@test "profile: options that contradict it are refused with 125 before anything runs" {
+	for args in "--mode=madvise" "--allow=heap" "--deny=anon" "--min-size=1M" "--threshold=0" "--threshold=101" "--threshold=x"; do
+		run --separate-stderr "$KSM_RUN" --profile $args -- "$PROGS/dupmem" exit=0
+		[ "$status" = 125 ] || { echo "$args: $status"; return 1; }
+	done
+	run --separate-stderr "$KSM_RUN" --threshold=90 -- true
+	[ "$status" = 125 ]
+	[[ "$stderr" == *"--threshold goes with --profile"* ]]
+}

@@ -1,0 +1,119 @@
+# Helpers for the ksm-run tests (tests/2*.bats).  Load after helpers:
+#   load helpers
+#   load launcher_helpers
+
+bats_require_minimum_version 1.5.0
+
+STATE_FILE=/run/ksm-run/state
+
+# The machine's defaults, a known starting point for tests that compare.
+baseline_knobs() {
+	echo none >$KSM/advisor_mode
+	echo 100 >$KSM/pages_to_scan
+	echo 20 >$KSM/sleep_millisecs
+	echo 0 >$KSM/run
+}
+
+# Every writable knob as NAME=VALUE lines, to compare before and after.
+knobs_snapshot() {
+	local k
+	for k in $KNOB_ORDER; do
+		[ -e "$KSM/$k" ] && echo "$k=$(knob_value "$k")"
+	done
+	return 0
+}
+
+# Leaves no saved state behind, whatever a test did.
+clear_launcher_state() {
+	if [ -e "$STATE_FILE" ]; then
+		"$KSM_RUN" --restore >/dev/null 2>&1 || true
+		rm -f "$STATE_FILE"
+	fi
+}
+
+# how_it_ended COMMAND...: prints "exit N" or "signal N" (bash alone cannot
+# tell a death by signal N from an exit with 128+N).
+how_it_ended() {
+	python3 -c '
+import subprocess, sys
+r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("signal %d" % -r.returncode if r.returncode < 0 else "exit %d" % r.returncode)
+' "$@"
+}
+
+# json_of FILE FILTER: a jq filter over the last JSON report in FILE.
+json_of() { tail -n 1 "$1" | jq -r "$2"; }
+
+# child_of PID: the first child of PID.
+child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
+
+# Rates at which the test workloads merge in seconds (KERNEL-NOTES).
+FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
+
+# gone PID: PID has exited (it may be a zombie still to be waited for).
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
+# wait_workload: like stop_workload, but without BYE: for a workload that
+# was told to end by a signal.  Bounded: fails after 10 s.
+wait_workload() {
+	wait_until 10 gone "$WL_PID"
+	WL_STATUS=0
+	wait "$WL_PID" || WL_STATUS=$?
+	exec {WL_FD}>&-
+	WL_PID=
+}
+
+# Conditions for wait_until, read afresh at every poll.
+knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
+knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
+merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
+
+# settle_ksm: lets ksmd drop what exited test processes left in its trees
+# (their pages stay counted while ksmd is stopped), so that system-wide
+# figures start from a quiet state; then the baseline knobs.
+settle_ksm() {
+	fast_ksm
+	wait_until 15 test_no_sharing || true
+	baseline_knobs
+}
+test_no_sharing() { [ "$(cat $KSM/pages_sharing)" = 0 ]; }
+
+# ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as
+# the foreground job, types Ctrl-C once the command printed READY, then BYE;
+# prints the command's "got N" lines and "status N" (ksm-run's wait status).
+ctrl_c_on_tty() {
+	python3 - "$@" <<'PY'
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+def read_until(token, limit=10.0):
+    global out
+    end = time.time() + limit
+    while token not in out and time.time() < end:
+        try:
+            out += os.read(fd, 4096)
+        except OSError:
+            break
+read_until(b"READY")
+os.write(fd, b"\x03")
+read_until(b"got 2")
+time.sleep(0.3)
+os.write(fd, b"BYE\n")
+_, status = os.waitpid(pid, 0)
+try:
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        out += chunk
+except OSError:
+    pass
+# The terminal echoes ^C in front of the command's line.
+import re
+for m in re.finditer(r"got [0-9]+", out.decode(errors="replace")):
+    print(m.group(0))
+print("status %d" % status)
+PY
+}
