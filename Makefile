@@ -56,8 +56,10 @@ $(LIB): $(LIB_OBJS) preload/libksmenable.map
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libksmenable.so \
 		-Wl,--version-script=preload/libksmenable.map -o $@ $(LIB_OBJS) -ldl
 
-$(O)/ksm-run: $(RUN_OBJS)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(RUN_OBJS)
+# ksm-run reads maps and judges regions with the library's own parsers.
+SHARED_OBJS := $(addprefix $(O)/preload/,maps.o selector.o advise.o config.o)
+$(O)/ksm-run: $(RUN_OBJS) $(SHARED_OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(RUN_OBJS) $(SHARED_OBJS)
 
 $(O)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
@@ -112,8 +114,12 @@ $(O)/bench/empty.so: tests/bench/empty.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) -std=c11 -O2 -fPIC -shared -o $@ $<
 
+# The library's costs, then ksm-run's tuning, then --estimate's accuracy and
+# speed (the last two set KSM knobs for a while and put them back).
 bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/estimate-accuracy
 
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7
