@@ -78,24 +78,59 @@ static const char *given(config_getter get, const char *name)
 	return v && *v ? v : NULL;
 }
 
-static int load_lists(struct config *c, config_getter get, char *err, size_t errlen)
+static int load_list(struct selector_list **list, int *set, const char *name,
+		     config_getter get, char *err, size_t errlen)
 {
-	static const char *const names[2] = { "KSM_ENABLE_ALLOW", "KSM_ENABLE_DENY" };
-	struct selector_list *lists[2] = { &c->allow, &c->deny };
-	int *set[2] = { &c->allow_set, &c->deny_set };
+	const char *v = given(get, name);
 	char why[512];
-	int i;
 
-	for (i = 0; i < 2; i++) {
-		const char *v = given(get, names[i]);
-		*set[i] = v != NULL;
-		if (v && selector_parse(lists[i], v, why, sizeof why)) {
-			snprintf(err, errlen, "%s='%s': %s", names[i], v, why);
-			return -1;
-		}
+	*set = v != NULL;
+	if (!v)
+		return 0;
+	if (!(*list = malloc(sizeof **list))) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return -1;
 	}
-	if (!c->allow_set)
-		selector_parse(&c->allow, "all", why, sizeof why);
+	if (selector_parse(*list, v, why, sizeof why)) {
+		snprintf(err, errlen, "%s='%s': %s", name, v, why);
+		return -1;
+	}
+	return 0;
+}
+
+void config_free(struct config *c)
+{
+	free(c->allow);
+	free(c->deny);
+	free(c->report_path);
+	c->allow = c->deny = NULL;
+	c->report_path = NULL;
+}
+
+/* Relative to the directory at start, not wherever the program ends. */
+static int load_report_path(struct config *c, const char *v, char *err, size_t errlen)
+{
+	char cwd[PATH_MAX];
+	size_t len;
+
+	if (v[0] != '/' && !getcwd(cwd, sizeof cwd)) {
+		snprintf(err, errlen, "KSM_ENABLE_REPORT='%s': relative path, and the "
+			 "current directory cannot be read", v);
+		return -1;
+	}
+	len = (v[0] == '/' ? 0 : strlen(cwd) + 1) + strlen(v) + 1;
+	if (len > PATH_MAX) {
+		snprintf(err, errlen, "KSM_ENABLE_REPORT: path longer than %d bytes", PATH_MAX - 1);
+		return -1;
+	}
+	if (!(c->report_path = malloc(len))) {
+		snprintf(err, errlen, "KSM_ENABLE_REPORT: out of memory");
+		return -1;
+	}
+	if (v[0] == '/')
+		strcpy(c->report_path, v);
+	else
+		snprintf(c->report_path, len, "%s/%s", cwd, v);
 	return 0;
 }
 
@@ -105,10 +140,15 @@ int config_load(struct config *c, config_getter get, char *err, size_t errlen)
 	long n;
 	int i;
 
-	memset(c, 0, sizeof *c);
+	/* Field by field: the caller may hold the struct in fresh memory. */
+	c->mode = MODE_AUTO;
+	c->mode_set = c->allow_set = c->deny_set = c->min_size_set = 0;
+	c->min_size = 0;
 	c->rescan_ms = RESCAN_MS_DEFAULT;
 	c->log = LOG_WARN;
 	c->inherit = 1;
+	c->allow = c->deny = NULL;
+	c->report_path = NULL;
 
 	/* The log level first, so that it governs the messages below. */
 	if ((v = given(get, "KSM_ENABLE_LOG"))) {
@@ -121,23 +161,8 @@ int config_load(struct config *c, config_getter get, char *err, size_t errlen)
 	}
 	/* Then the report, so that even a process whose settings are wrong
 	 * tells the launcher that the library was loaded. */
-	if ((v = given(get, "KSM_ENABLE_REPORT"))) {
-		size_t len = 0;
-		/* Relative to the directory at start, not wherever the program ends. */
-		if (v[0] != '/' && getcwd(c->report_path, sizeof c->report_path - 1))
-			len = strlen(c->report_path), c->report_path[len++] = '/';
-		if (v[0] != '/' && !len) {
-			snprintf(err, errlen, "KSM_ENABLE_REPORT='%s': relative path, and the "
-				 "current directory cannot be read", v);
-			return -1;
-		}
-		if (len + strlen(v) >= sizeof c->report_path) {
-			snprintf(err, errlen, "KSM_ENABLE_REPORT: path longer than %d bytes", PATH_MAX - 1);
-			return -1;
-		}
-		strcpy(c->report_path + len, v);
-	}
-
+	if ((v = given(get, "KSM_ENABLE_REPORT")) && load_report_path(c, v, err, errlen))
+		return -1;
 	if ((v = given(get, "KSM_ENABLE_MODE"))) {
 		if ((i = word_index(v, mode_names, 4)) < 0) {
 			snprintf(err, errlen, "KSM_ENABLE_MODE='%s': unknown mode "
@@ -147,7 +172,8 @@ int config_load(struct config *c, config_getter get, char *err, size_t errlen)
 		c->mode = (enum ksm_mode)i;
 		c->mode_set = 1;
 	}
-	if (load_lists(c, get, err, errlen))
+	if (load_list(&c->allow, &c->allow_set, "KSM_ENABLE_ALLOW", get, err, errlen) ||
+	    load_list(&c->deny, &c->deny_set, "KSM_ENABLE_DENY", get, err, errlen))
 		return -1;
 	if ((v = given(get, "KSM_ENABLE_MIN_SIZE"))) {
 		if (parse_size(v, &c->min_size)) {

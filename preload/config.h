@@ -23,14 +23,18 @@ enum ksm_mode { MODE_AUTO, MODE_PRCTL, MODE_MADVISE, MODE_OFF };
 struct config {
 	enum ksm_mode mode;
 	int mode_set;                  /* KSM_ENABLE_MODE was given */
-	struct selector_list allow, deny;
-	int allow_set, deny_set;
+	int allow_set, deny_set, min_size_set;
 	unsigned long min_size;        /* bytes; 0: no minimum */
-	int min_size_set;
 	long rescan_ms;                /* 0: no rescan */
 	enum log_level log;
-	char report_path[PATH_MAX];    /* "" when no report */
 	int inherit;                   /* 0: remove the library from LD_PRELOAD */
+	/*
+	 * Allocated only when given: a process in prctl mode then touches a
+	 * single page of the library's data, which keeps its start cheap.
+	 */
+	struct selector_list *allow;   /* NULL: all */
+	struct selector_list *deny;    /* NULL: nothing denied */
+	char *report_path;             /* NULL: no report */
 };
 
 /* Where the settings come from: getenv in the library, a table in tests. */
@@ -41,6 +45,9 @@ typedef char *(*config_getter)(const char *name);
  * naming the variable, the bad text and what is accepted to ERR.
  */
 int config_load(struct config *c, config_getter get, char *err, size_t errlen);
+
+/* Frees what config_load allocated. */
+void config_free(struct config *c);
 
 /* Strict number parsers, exposed for the unit tests. */
 int parse_size(const char *text, unsigned long *out);

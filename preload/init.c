@@ -16,6 +16,7 @@
 #include "library.h"
 
 struct library lib;
+static const struct selector_list no_selectors;
 
 void interpose_resolve(void);
 
@@ -129,7 +130,7 @@ static int preloaded(void)
 /* KSM_ENABLE_INHERIT=0: programs this process executes do not load us. */
 static void drop_from_ld_preload(void)
 {
-	static char kept[4096];
+	char kept[4096];         /* setenv copies it */
 	const char *p = getenv("LD_PRELOAD"), *base = own_basename();
 	size_t len, used = 0;
 
@@ -163,8 +164,8 @@ static void start_madvise(void)
 			return;
 		}
 	}
-	lib.sel.allow = &lib.cfg.allow;
-	lib.sel.deny = &lib.cfg.deny;
+	lib.sel.allow = lib.cfg.allow ? lib.cfg.allow : &selector_all;
+	lib.sel.deny = lib.cfg.deny ? lib.cfg.deny : &no_selectors;
 	lib.sel.min_size = lib.cfg.min_size;
 	lib.applied = APPLIED_MADVISE;
 	lib.watching = 1;
@@ -246,7 +247,7 @@ __attribute__((destructor)) static void ksmenable_fini(void)
 
 	/* The thread runs the library's code: it must end before an unload. */
 	rescan_stop();
-	if (lib.cfg.report_path[0])
+	if (lib.cfg.report_path)
 		report_write();
 	errno = saved_errno;
 }

@@ -18,6 +18,8 @@ static const struct {
 	{ "file:", SEL_FILE, 1 },
 };
 
+const struct selector_list selector_all = { .count = 1, .items = { { SEL_ALL, NULL } } };
+
 /*
  * fnmatch(3) cannot report a malformed pattern: an unclosed '[' silently
  * matches only itself.  Reject what would be misread instead.

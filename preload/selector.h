@@ -30,6 +30,9 @@ struct selector_list {
 	char text[SELECTOR_TEXT_MAX];
 };
 
+/* The list "all", the default allow list. */
+extern const struct selector_list selector_all;
+
 #define SELECTOR_ACCEPTED "all, heap, stack, anon, anon:GLOB, file:GLOB"
 
 /*

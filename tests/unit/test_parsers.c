@@ -240,6 +240,10 @@ static char *from_table(const char *name)
 
 static int load(struct config *c, char *err, const char *const *vars)
 {
+	static int loaded;
+
+	if (loaded++)
+		config_free(c);
 	table = vars;
 	*err = '\0';
 	return config_load(c, from_table, err, 512);
@@ -252,16 +256,16 @@ static void test_config(void)
 
 	{ const char *const v[] = { NULL };
 	  CHECK(load(&c, err, v) == 0 && c.mode == MODE_AUTO && !c.mode_set && c.rescan_ms == 1000 &&
-		c.log == LOG_WARN && c.inherit == 1 && !c.report_path[0] && c.allow.count == 1 &&
-		c.allow.items[0].kind == SEL_ALL && c.deny.count == 0); }
+		c.log == LOG_WARN && c.inherit == 1 && !c.report_path && !c.allow && !c.deny); }
 	{ const char *const v[] = { "KSM_ENABLE_MODE", "madvise", "KSM_ENABLE_ALLOW", "heap,anon:x*",
 		"KSM_ENABLE_DENY", "stack", "KSM_ENABLE_MIN_SIZE", "64K", "KSM_ENABLE_RESCAN_MS", "0",
 		"KSM_ENABLE_LOG", "debug", "KSM_ENABLE_INHERIT", "0", "KSM_ENABLE_REPORT", "/tmp/r.json", NULL };
-	  CHECK(load(&c, err, v) == 0 && c.mode == MODE_MADVISE && c.allow.count == 2 && c.deny.count == 1 &&
+	  CHECK(load(&c, err, v) == 0 && c.mode == MODE_MADVISE && c.allow->count == 2 && c.deny->count == 1 &&
 		c.min_size == 65536 && c.rescan_ms == 0 && c.log == LOG_DEBUG && c.inherit == 0 &&
 		!strcmp(c.report_path, "/tmp/r.json")); }
 	{ const char *const v[] = { "KSM_ENABLE_REPORT", "rel.json", NULL };
 	  CHECK(load(&c, err, v) == 0 && c.report_path[0] == '/' && strstr(c.report_path, "/rel.json")); }
+	config_free(&c);
 	{ const char *const v[] = { "KSM_ENABLE_MODE", "", "KSM_ENABLE_ALLOW", "", NULL };
 	  CHECK(load(&c, err, v) == 0 && !c.mode_set && !c.allow_set); }
 
