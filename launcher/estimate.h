@@ -51,6 +51,7 @@ struct est_result {
 	uint64_t within_pages, across_pages;  /* savings within one process / across */
 	long long profit_bytes, merging_now, profit_now, rmap_now;
 	long long saved_now;                  /* pages physically shared now; -1 unknown */
+	uint64_t single_frame_pages;          /* mappings of one unmerged frame: never merged */
 	int max_page_sharing, use_zero_pages;
 	double seconds, settle;
 	uint64_t bytes_read;

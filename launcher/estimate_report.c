@@ -13,23 +13,6 @@
 
 #define MIB(pages) ((double)(pages) * PAGE_BYTES / 1048576.0)
 
-/* Pages as people read them; a rotating set of buffers serves one printf. */
-static const char *size_pages(double pages)
-{
-	static char bufs[4][32];
-	static int next;
-	char *b = bufs[next++ % 4];
-	double kib = pages * (PAGE_BYTES / 1024);
-
-	if (kib < 1024)
-		snprintf(b, sizeof bufs[0], "%.0f KiB", kib);
-	else if (kib < 1024 * 1024)
-		snprintf(b, sizeof bufs[0], "%.1f MiB", kib / 1024);
-	else
-		snprintf(b, sizeof bufs[0], "%.2f GiB", kib / 1048576);
-	return b;
-}
-
 static int by_proc_saved(const void *a, const void *b)
 {
 	const struct est_proc *x = *(const struct est_proc *const *)a, *y = *(const struct est_proc *const *)b;
@@ -95,6 +78,7 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 		"\"rmap_items\":%llu,\"distinct_contents\":%llu,\"profit_bytes\":%lld,"
 		"\"within_process_pages\":%llu,\"across_process_pages\":%llu,"
 		"\"already_merged_pages\":%lld,\"saved_now_pages\":%lld,\"new_profit_bytes\":%s,"
+		"\"single_frame_pages\":%llu,"
 		"\"max_page_sharing\":%d,\"use_zero_pages\":%d,\"settle_seconds\":%g,"
 		"\"scan\":{\"seconds\":%.3f,\"bytes\":%llu,\"gib_per_second\":%.2f,"
 		"\"table_bytes\":%zu,\"record_bytes\":%zu,\"pfn_visible\":%s},",
@@ -103,7 +87,7 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 		(unsigned long long)r->volatile_pages, (unsigned long long)r->candidate,
 		(unsigned long long)r->rmap_items, (unsigned long long)r->distinct, r->profit_bytes,
 		(unsigned long long)r->within_pages, (unsigned long long)r->across_pages,
-		r->merging_now, r->saved_now, newp,
+		r->merging_now, r->saved_now, newp, (unsigned long long)r->single_frame_pages,
 		r->max_page_sharing, r->use_zero_pages, r->settle, r->seconds,
 		(unsigned long long)r->bytes_read,
 		r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0,
@@ -168,12 +152,19 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		r->profit_bytes / 1048576.0, r->rmap_items * 64 / 1048576.0);
 	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
 		MIB(r->within_pages), MIB(r->across_pages));
+	if (!r->pfn_visible)
+		fprintf(f, "  (not root: page frames are hidden, so pages still shared copy-on-write\n"
+			"   since a fork are counted as copies; KSM leaves those alone)\n");
+	else if (r->single_frame_pages)
+		fprintf(f, "  not counted: %.1f MiB of pages shared copy-on-write with identical pages\n"
+			"  elsewhere only through one frame (KSM does not merge a page with itself)\n",
+			MIB(r->single_frame_pages));
 	if (r->merging_now > 0 || r->saved_now > 0) {
 		long long np;
 		fprintf(f, "  already merged: %lld pages by KSM now", r->merging_now > 0 ? r->merging_now : 0);
 		if (new_profit(r, &np))
 			fprintf(f, "; shared now %s; new profit %.1f MiB\n",
-				size_pages((double)r->saved_now), np / 1048576.0);
+				human_bytes(r->saved_now * PAGE_BYTES, false), np / 1048576.0);
 		else
 			fprintf(f, "; the new profit needs root (pagemap shows frames to root only)\n");
 	}
@@ -184,7 +175,8 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		if (p->skipped)
 			continue;
 		fprintf(f, "%8d  %-16s %12s %12s %6.1f%%\n", (int)p->pid, p->comm,
-			size_pages((double)p->candidate), size_pages(p->saved),
+			human_bytes((long long)p->candidate * PAGE_BYTES, false),
+			human_bytes((long long)(p->saved * PAGE_BYTES), false),
 			p->candidate ? 100.0 * p->saved / p->candidate : 0.0);
 	}
 	fprintf(f, "\n%-40s %5s %12s %12s %7s\n", "REGION CLASS", "PROCS", "CANDIDATE", "SAVED", "RATIO");
@@ -195,7 +187,8 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		if (len > 40)
 			name += len - 40;       /* keep the end of a long path */
 		fprintf(f, "%-40s %5u %12s %12s %6.1f%%\n", name, c->processes,
-			size_pages((double)c->candidate), size_pages(c->saved),
+			human_bytes((long long)c->candidate * PAGE_BYTES, false),
+			human_bytes((long long)(c->saved * PAGE_BYTES), false),
 			c->candidate ? 100.0 * c->saved / c->candidate : 0.0);
 	}
 	if (r->nclasses > shown)

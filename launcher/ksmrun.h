@@ -37,6 +37,7 @@ _Noreturn void die(const char *fmt, ...) FMT(1, 2);
 double now_s(void);
 int read_text(const char *path, char *buf, size_t len);
 int parse_ll(const char *s, long long min, long long max, long long *out);
+const char *human_bytes(long long bytes, bool sign);
 
 /* knobs.c */
 #define MAX_KNOBS 40

@@ -108,3 +108,21 @@ int parse_ll(const char *s, long long min, long long max, long long *out)
 	*out = v;
 	return 0;
 }
+
+/* Bytes for people: "+12.3 MiB".  Eight rotating buffers serve one printf. */
+const char *human_bytes(long long bytes, bool sign)
+{
+	static char bufs[8][32];
+	static int next;
+	char *b = bufs[next++ % 8];
+	double v = (double)(bytes < 0 ? -bytes : bytes);
+	const char *unit = "B";
+
+	if (bytes == LLONG_MIN)
+		return "n/a";
+	if (v >= 1024.0 * 1024 * 1024) { v /= 1024.0 * 1024 * 1024; unit = "GiB"; }
+	else if (v >= 1024.0 * 1024) { v /= 1024.0 * 1024; unit = "MiB"; }
+	else if (v >= 1024.0) { v /= 1024.0; unit = "KiB"; }
+	snprintf(b, 32, "%s%.*f %s", bytes < 0 ? "-" : sign ? "+" : "", *unit == 'B' ? 0 : 1, v, unit);
+	return b;
+}

@@ -146,22 +146,6 @@ void profile_finish(struct profile *p)
 	recommend(p);
 }
 
-/* KiB as people read them; a rotating set of buffers serves one printf. */
-static const char *size_kb(long long kb)
-{
-	static char bufs[4][32];
-	static int next;
-	char *b = bufs[next++ % 4];
-
-	if (kb < 1024)
-		snprintf(b, sizeof bufs[0], "%lld KiB", kb);
-	else if (kb < 1024 * 1024)
-		snprintf(b, sizeof bufs[0], "%.1f MiB", kb / 1024.0);
-	else
-		snprintf(b, sizeof bufs[0], "%.2f GiB", kb / 1048576.0);
-	return b;
-}
-
 void profile_print(FILE *f, const struct profile *p)
 {
 	size_t i, never = 0;
@@ -174,7 +158,7 @@ void profile_print(FILE *f, const struct profile *p)
 		if (strlen(name) > 44)
 			name += strlen(name) - 44;
 		fprintf(f, "  %-44s %5u %12s %12s %6.1f%%\n", name, c->procs,
-			size_kb(c->cand_kb), size_kb(c->merged_kb),
+			human_bytes(c->cand_kb * 1024, false), human_bytes(c->merged_kb * 1024, false),
 			c->cand_kb ? 100.0 * c->merged_kb / c->cand_kb : 0.0);
 	}
 	if (p->n > 40)
@@ -194,7 +178,7 @@ void profile_print(FILE *f, const struct profile *p)
 			continue;
 		if (!never++)
 			fprintf(f, "\nScanned but never merged (ksmd's work for nothing):\n");
-		fprintf(f, "  %-44s %12s in %u process%s\n", c->name, size_kb(c->cand_kb),
+		fprintf(f, "  %-44s %12s in %u process%s\n", c->name, human_bytes(c->cand_kb * 1024, false),
 			c->procs, c->procs == 1 ? "" : "es");
 	}
 }

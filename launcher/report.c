@@ -58,24 +58,6 @@ static void json_ll(FILE *f, long long v)
 		fprintf(f, "%lld", v);
 }
 
-/* Bytes for people: "+12.3 MiB". */
-static const char *human(long long bytes, bool sign)
-{
-	static char bufs[4][32];
-	static int next;
-	char *b = bufs[next++ % 4];
-	double v = (double)(bytes < 0 ? -bytes : bytes);
-	const char *unit = "B";
-
-	if (bytes == LLONG_MIN)
-		return "n/a";
-	if (v >= 1024.0 * 1024 * 1024) { v /= 1024.0 * 1024 * 1024; unit = "GiB"; }
-	else if (v >= 1024.0 * 1024) { v /= 1024.0 * 1024; unit = "MiB"; }
-	else if (v >= 1024.0) { v /= 1024.0; unit = "KiB"; }
-	snprintf(b, 32, "%s%.*f %s", bytes < 0 ? "-" : sign ? "+" : "", *unit == 'B' ? 0 : 1, v, unit);
-	return b;
-}
-
 struct figures {
 	long long page;
 	int nprocs;
@@ -229,8 +211,8 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		"not observed (the command ended before the first sample)");
 	fputs("  system-wide, every process on this machine (not only this command):\n", f);
 	fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
-		human(sys_value(&s->first, "general_profit"), false), human(sys_value(&s->last, "general_profit"), false),
-		human(delta(s, "general_profit"), true), human(s->profit_peak, false));
+		human_bytes(sys_value(&s->first, "general_profit"), false), human_bytes(sys_value(&s->last, "general_profit"), false),
+		human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));
 	for (int i = 1; i < 6; i++)
 		fprintf(f, "    %-15s %lld -> %lld pages\n", sys_counter_names[i], s->first.v[i], s->last.v[i]);
 	fprintf(f, "    full scans      %lld during the run", fg->scans);
@@ -247,11 +229,11 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		const struct proc_info *p = &s->procs[i];
 		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)p->ppid, p->comm,
 			p->from_lib ? (p->mode[0] ? p->mode : "yes") : p->lib_mapped ? "yes" : "no",
-			human(p->peak_merging * fg->page, false), human(p->peak_profit, false), human(p->profit, false));
+			human_bytes(p->peak_merging * fg->page, false), human_bytes(p->peak_profit, false), human_bytes(p->profit, false));
 	}
 	fprintf(f, "    total: %d process%s, peak merged %s, peak profit %s, last profit %s\n", fg->nprocs,
-		fg->nprocs == 1 ? "" : "es", human(fg->tree_peak * fg->page, false), human(fg->tree_peak_profit, false),
-		human(fg->tree_profit, false));
+		fg->nprocs == 1 ? "" : "es", human_bytes(fg->tree_peak * fg->page, false), human_bytes(fg->tree_peak_profit, false),
+		human_bytes(fg->tree_profit, false));
 	fputs("  knobs in force:", f);
 	for (int i = 0; i < o->knobs->n; i++)
 		fprintf(f, " %s=%s", o->knobs->k[i].name, o->knobs->k[i].value);

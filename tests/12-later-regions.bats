@@ -16,6 +16,18 @@ teardown() { stop_workload; }
 	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 }
 
+@test "a small mmap waits for the rescan (within 2 s); with the rescan off it is advised at once" {
+	requires root
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=2000 -- \
+		"$PROGS/dupmem" sleep=100 mmapk=64 wait
+	! region_mergeable $WL_PID "$(workload_region mmap)"
+	wait_until 3 region_mergeable $WL_PID "$(workload_region mmap)"
+	stop_workload
+	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
+		"$PROGS/dupmem" mmapk=64 wait
+	region_mergeable $WL_PID "$(workload_region mmap)"
+}
+
 @test "a private file mapping after start is judged by its path at once (rescan off)" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW="file:*/wanted" KSM_ENABLE_RESCAN_MS=0 -- \

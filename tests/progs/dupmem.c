@@ -10,6 +10,7 @@
  * where ADDR (hex, no 0x) is an address inside the newest part of the region.
  *
  *   mmap=MIB        anonymous private mmap
+ *   mmapk=KIB       the same, sized in KiB
  *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc)
  *   sbrk=MIB        move the program break directly
  *   file=PATH:MIB   private mapping of PATH, written (copy-on-write pages)
@@ -208,9 +209,10 @@ static int run(int argc, char **argv, int i)
 
 		if (v)
 			v++;
-		if (!strncmp(a, "mmap=", 5) || !strncmp(a, "shared=", 7) || !strncmp(a, "remap=", 6)) {
+		if (!strncmp(a, "mmap=", 5) || !strncmp(a, "mmapk=", 6) || !strncmp(a, "shared=", 7) ||
+		    !strncmp(a, "remap=", 6)) {
 			int shared = a[0] == 's';
-			len = mib(v);
+			len = a[4] == 'k' ? mib(v) >> 10 : mib(v);
 			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
