@@ -285,3 +285,16 @@ predict_then_merge() {
 	[ "$(est pages_sharing)" -lt 100 ]
 	[ "$real_sharing" -lt 100 ]
 }
+
+@test "estimate: progress on a terminal once the scan takes more than a second, none otherwise" {
+	requires root
+	command -v script >/dev/null || skip_or_fail "no script(1)"
+	start_bg a mmap=8 wait
+	# --settle makes the second pass start after more than a second
+	run script -qec "'$KSM_RUN' --estimate=$PID_a --settle=1.2" /dev/null
+	[ "$status" = 0 ]
+	[[ "$output" == *"ksm-run: estimating: 1 of 1 processes"* ]]
+	run --separate-stderr "$KSM_RUN" --estimate="$PID_a" --settle=1.2
+	[ "$status" = 0 ]
+	[[ "$stderr" != *estimating* ]]
+}
