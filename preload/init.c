@@ -18,7 +18,6 @@
 struct library lib;
 static const struct selector_list no_selectors;
 
-void interpose_resolve(void);
 
 static const char *errno_name(int err)
 {
@@ -216,7 +215,6 @@ __attribute__((constructor)) static void ksmenable_init(void)
 	char err[1024];
 	int saved_errno = errno, acting;
 
-	interpose_resolve();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */
 	if (getauxval(AT_SECURE)) {
 		lib.error = "secure execution";

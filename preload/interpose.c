@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -35,22 +36,34 @@ static mmap_fn real_mmap, real_mmap64;
 static prctl_fn real_prctl;
 static unshare_fn real_unshare;
 static setns_fn real_setns;
+static volatile int resolving;
 
-void interpose_resolve(void);
-
-void interpose_resolve(void)
+/*
+ * The next definition of NAME, looked up on first use rather than in the
+ * constructor: dlsym costs a few microseconds that a program which never
+ * calls these functions should not pay at start.  NULL while a lookup is
+ * under way (dlsym may allocate, and allocators call mmap): the caller then
+ * makes the system call itself.  Threads racing here store the same value.
+ */
+static void *next_symbol(void *volatile *slot, const char *name)
 {
-	real_mmap = (mmap_fn)dlsym(RTLD_NEXT, "mmap");
-	real_mmap64 = (mmap_fn)dlsym(RTLD_NEXT, "mmap64");
-	real_prctl = (prctl_fn)dlsym(RTLD_NEXT, "prctl");
-	real_unshare = (unshare_fn)dlsym(RTLD_NEXT, "unshare");
-	real_setns = (setns_fn)dlsym(RTLD_NEXT, "setns");
-	if (!real_mmap64)       /* musl has no separate mmap64 */
-		real_mmap64 = real_mmap;
+	void *fn = *slot;
+
+	if (fn || resolving)
+		return fn;
+	resolving = 1;
+	fn = dlsym(RTLD_NEXT, name);
+	/* musl has no separate mmap64: its mmap serves */
+	if (!fn && !strcmp(name, "mmap64"))
+		fn = dlsym(RTLD_NEXT, "mmap");
+	*slot = fn;
+	resolving = 0;
+	return fn;
 }
 
-/* Before the constructor has resolved the real functions (another library's
- * constructor, or dlsym itself allocating), the system call serves. */
+#define NEXT(slot, name) ((__typeof__(slot))next_symbol((void *volatile *)&(slot), name))
+
+/* While the next mmap is not known, the system call serves. */
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 #ifdef SYS_mmap2
@@ -81,8 +94,8 @@ static void after_mmap(void *p, size_t len, int flags, int fd)
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	void *p = real_mmap ? real_mmap(addr, len, prot, flags, fd, off)
-			    : raw_mmap(addr, len, prot, flags, fd, off);
+	mmap_fn next = NEXT(real_mmap, "mmap");
+	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off);
 
 	if (p != MAP_FAILED && lib.watching)
 		after_mmap(p, len, flags, fd);
@@ -93,8 +106,8 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	void *p = real_mmap64 ? real_mmap64(addr, len, prot, flags, fd, off)
-			      : raw_mmap(addr, len, prot, flags, fd, off);
+	mmap_fn next = NEXT(real_mmap64, "mmap64");
+	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off);
 
 	if (p != MAP_FAILED && lib.watching)
 		after_mmap(p, len, flags, fd);
@@ -114,8 +127,8 @@ EXPORT int prctl(int option, ...)
 	a4 = va_arg(ap, unsigned long);
 	a5 = va_arg(ap, unsigned long);
 	va_end(ap);
-	ret = real_prctl ? real_prctl(option, a2, a3, a4, a5)
-			 : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
+	prctl_fn next = NEXT(real_prctl, "prctl");
+	ret = next ? next(option, a2, a3, a4, a5) : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
 	if (ret == 0 && option == PR_SET_VMA && a2 == PR_SET_VMA_ANON_NAME && lib.watching) {
 		saved_errno = errno;
 		err = advise_renamed(&lib.sel, (void *)a3, a4, (const char *)a5);
@@ -148,7 +161,8 @@ EXPORT int unshare(int flags)
 {
 	int paused = pause_rescan(flags & CLONE_NEWUSER), ret;
 
-	ret = real_unshare ? real_unshare(flags) : (int)syscall(SYS_unshare, flags);
+	unshare_fn next = NEXT(real_unshare, "unshare");
+	ret = next ? next(flags) : (int)syscall(SYS_unshare, flags);
 	resume_rescan(paused);
 	return ret;
 }
@@ -158,7 +172,8 @@ EXPORT int setns(int fd, int nstype)
 {
 	int paused = pause_rescan(nstype == 0 || (nstype & CLONE_NEWUSER)), ret;
 
-	ret = real_setns ? real_setns(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
+	setns_fn next = NEXT(real_setns, "setns");
+	ret = next ? next(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
 	resume_rescan(paused);
 	return ret;
 }
