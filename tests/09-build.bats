@@ -13,6 +13,12 @@ load helpers
 	# the installed copy works
 	run env LD_PRELOAD="$d/usr/lib/libksmenable.so" "$PROGS/dupmem" getmerge
 	[ "$status" = 0 ]
+	# and the installed ksm-run finds the installed library (../lib)
+	[ -x "$d/usr/bin/ksm-run" ] && [ -f "$d/usr/share/man/man1/ksm-run.1" ]
+	run --separate-stderr "$d/usr/bin/ksm-run" --no-tune -q --mode=madvise -- sh -c 'grep -c libksmenable /proc/self/maps'
+	[ "$status" = 0 ]
+	[ "$output" -ge 1 ]
+	grep -q "$d/usr/lib/libksmenable.so" <(env -i "$d/usr/bin/ksm-run" -q --no-tune -- sh -c 'echo "$LD_PRELOAD"')
 	run make -C "$TOP" -s uninstall DESTDIR="$d" PREFIX=/usr
 	[ "$status" = 0 ]
 	[ -z "$(find "$d" -type f)" ]
