@@ -57,7 +57,7 @@ $(LIB): $(LIB_OBJS) preload/libksmenable.map
 		-Wl,--version-script=preload/libksmenable.map -o $@ $(LIB_OBJS) -ldl
 
 # ksm-run reads maps and judges regions with the library's own parsers.
-SHARED_OBJS := $(addprefix $(O)/preload/,maps.o selector.o advise.o config.o)
+SHARED_OBJS := $(addprefix $(O)/preload/,maps.o selector.o advise.o config.o ksmstat.o)
 $(O)/ksm-run: $(RUN_OBJS) $(SHARED_OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(RUN_OBJS) $(SHARED_OBJS)
 

@@ -31,6 +31,8 @@
 #include "targets.h"
 
 #include "estimate_scan.h"
+#include "ksmrun.h"
+#include "ksmstat.h"
 
 static double now(void)
 {
@@ -209,37 +211,23 @@ static int visit_region(const struct region *r, void *arg)
 
 static void read_ksm_stat(struct est_proc *p)
 {
-	char path[64], line[128];
-	FILE *f;
-	long long v;
+	struct ksmenable_stat st;
+	char path[64];
 
-	p->merging_now = p->profit_now = p->rmap_now = -1;
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)p->pid);
-	if (!(f = fopen(path, "re")))
-		return;
-	while (fgets(line, sizeof line, f)) {
-		if (sscanf(line, "ksm_merging_pages %lld", &v) == 1)
-			p->merging_now = v;
-		else if (sscanf(line, "ksm_process_profit %lld", &v) == 1)
-			p->profit_now = v;
-		else if (sscanf(line, "ksm_rmap_items %lld", &v) == 1)
-			p->rmap_now = v;
-	}
-	fclose(f);
+	ksm_stat_parse(path, &st);        /* unreadable: every field -1 */
+	p->merging_now = st.merging_pages;
+	p->profit_now = st.process_profit;
+	p->rmap_now = st.rmap_items;
 }
 
 static void read_comm(struct est_proc *p)
 {
 	char path[64];
-	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)p->pid);
-	p->comm[0] = '\0';
-	if ((f = fopen(path, "re"))) {
-		if (fgets(p->comm, sizeof p->comm, f))
-			p->comm[strcspn(p->comm, "\n")] = '\0';
-		fclose(f);
-	}
+	if (read_text(path, p->comm, sizeof p->comm))
+		p->comm[0] = '\0';
 }
 
 /* One pass over one process; on failure its records are dropped. */

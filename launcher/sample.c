@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ksmrun.h"
+#include "ksmstat.h"
 
 const char *const sys_counter_names[SYS_COUNTERS] = {
 	"general_profit", "pages_shared", "pages_sharing", "pages_unshared",
@@ -147,29 +148,21 @@ struct proc_info *sample_proc(struct sampler *s, pid_t pid)
 
 static void read_ksm_stat(pid_t pid, struct proc_info *p)
 {
-	char path[64], buf[1024], *line, *save = NULL;
-	long long v;
+	struct ksmenable_stat st;
+	char path[64];
 
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
-	if (read_text(path, buf, sizeof buf))
+	if (ksm_stat_parse(path, &st))
 		return;
-	/* Fields differ between kernels: parse by name, tolerate missing. */
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *val = strchr(line, ' ');
-		if (!val)
-			continue;
-		*val++ = '\0';
-		if (!strcmp(line, "ksm_merging_pages") && !parse_ll(val, 0, LLONG_MAX, &v)) {
-			if (v > p->peak_merging)
-				p->peak_merging = v;
-		} else if (!strcmp(line, "ksm_process_profit") && !parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v)) {
-			p->profit = v;
-			if (v > p->peak_profit)
-				p->peak_profit = v;
-		} else if (!strcmp(line, "ksm_merge_any:")) {
-			p->merge_any = !strcmp(val, "yes");
-		}
+	if (st.merging_pages > p->peak_merging)
+		p->peak_merging = st.merging_pages;
+	if (st.process_profit != -1) {
+		p->profit = st.process_profit;
+		if (st.process_profit > p->peak_profit)
+			p->peak_profit = st.process_profit;
 	}
+	if (st.merge_any >= 0)
+		p->merge_any = st.merge_any;
 }
 
 static bool maps_have(pid_t pid, const char *lib)

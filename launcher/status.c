@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ksmrun.h"
+#include "ksmstat.h"
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA 0x53564d41
@@ -104,17 +105,14 @@ static void top_processes(long long page)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		char path[64], buf[1024];
+		struct ksmenable_stat st;
+		char path[64];
 		long long pid;
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
 			continue;
 		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (read_text(path, buf, sizeof buf))
-			continue;
-		char *m = strstr(buf, "ksm_merging_pages "), *pr = strstr(buf, "ksm_process_profit ");
-		long long merging = m ? atoll(m + 18) : 0;
-		if (merging <= 0)
+		if (ksm_stat_parse(path, &st) || st.merging_pages <= 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
@@ -124,8 +122,8 @@ static void top_processes(long long page)
 			t = nt;
 		}
 		t[n].pid = (int)pid;
-		t[n].merging = merging;
-		t[n].profit = pr ? atoll(pr + 19) : 0;
+		t[n].merging = st.merging_pages;
+		t[n].profit = st.process_profit != -1 ? st.process_profit : 0;
 		snprintf(path, sizeof path, "/proc/%lld/comm", pid);
 		if (read_text(path, t[n].comm, sizeof t[n].comm))
 			snprintf(t[n].comm, sizeof t[n].comm, "?");

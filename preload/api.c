@@ -58,29 +58,8 @@ static long long read_number_file(const char *path)
 
 EXPORT int ksmenable_read_stat(struct ksmenable_stat *st)
 {
-	char text[1024], *cursor = text;
-	const char *name, *value;
-	int have_stat;
+	int have_stat = ksm_stat_parse("/proc/self/ksm_stat", st) == 0;
 
-	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
-	st->merge_any = st->mergeable = -1;
-	have_stat = ksm_stat_read(text, sizeof text) == 0;
-	while (have_stat && ksm_stat_next(&cursor, &name, &value)) {
-		long long v = strtoll(value, NULL, 10);
-		int yes = !strcmp(value, "yes");
-		if (!strcmp(name, "ksm_rmap_items"))
-			st->rmap_items = v;
-		else if (!strcmp(name, "ksm_merging_pages"))
-			st->merging_pages = v;
-		else if (!strcmp(name, "ksm_zero_pages"))
-			st->zero_pages = v;
-		else if (!strcmp(name, "ksm_process_profit"))
-			st->process_profit = v;
-		else if (!strcmp(name, "ksm_merge_any"))
-			st->merge_any = yes;
-		else if (!strcmp(name, "ksm_mergeable"))
-			st->mergeable = yes;
-	}
 	/* Kernels 6.0 to 6.1 have only this file. */
 	if (st->merging_pages < 0)
 		st->merging_pages = read_number_file("/proc/self/ksm_merging_pages");

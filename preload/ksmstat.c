@@ -1,16 +1,17 @@
-/* ksmstat.c - /proc/self/ksm_stat, parsed by field name. */
+/* ksmstat.c - /proc/PID/ksm_stat, parsed by field name. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ksmstat.h"
 
-int ksm_stat_read(char *buf, size_t size)
+int ksm_stat_read(const char *path, char *buf, size_t size)
 {
 	size_t have = 0;
 	ssize_t n;
-	int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
@@ -46,6 +47,34 @@ int ksm_stat_next(char **cursor, const char **name, const char **value)
 			return 1;
 		}
 		line = *cursor;
+	}
+	return 0;
+}
+
+int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
+{
+	char text[1024], *cursor = text;
+	const char *name, *value;
+
+	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
+	st->merge_any = st->mergeable = -1;
+	if (ksm_stat_read(path, text, sizeof text))
+		return -1;
+	while (ksm_stat_next(&cursor, &name, &value)) {
+		long long v = strtoll(value, NULL, 10);
+		int yes = !strcmp(value, "yes");
+		if (!strcmp(name, "ksm_rmap_items"))
+			st->rmap_items = v;
+		else if (!strcmp(name, "ksm_merging_pages"))
+			st->merging_pages = v;
+		else if (!strcmp(name, "ksm_zero_pages"))
+			st->zero_pages = v;
+		else if (!strcmp(name, "ksm_process_profit"))
+			st->process_profit = v;
+		else if (!strcmp(name, "ksm_merge_any"))
+			st->merge_any = yes;
+		else if (!strcmp(name, "ksm_mergeable"))
+			st->mergeable = yes;
 	}
 	return 0;
 }

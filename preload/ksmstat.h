@@ -1,11 +1,13 @@
-/* ksmstat.h - reading this process's /proc/self/ksm_stat. */
+/* ksmstat.h - reading /proc/PID/ksm_stat, in the library and in ksm-run. */
 #ifndef KSMENABLE_KSMSTAT_H
 #define KSMENABLE_KSMSTAT_H
 
 #include <stddef.h>
 
-/* Read /proc/self/ksm_stat into BUF (NUL-terminated).  Returns 0 or -1. */
-int ksm_stat_read(char *buf, size_t size);
+#include "ksmenable.h"
+
+/* Read the ksm_stat file PATH into BUF (NUL-terminated).  Returns 0 or -1. */
+int ksm_stat_read(const char *path, char *buf, size_t size);
 
 /*
  * Walk the "NAME VALUE" or "NAME: VALUE" lines of BUF, which is modified:
@@ -13,5 +15,12 @@ int ksm_stat_read(char *buf, size_t size);
  * kernel versions, so callers look them up by name.
  */
 int ksm_stat_next(char **cursor, const char **name, const char **value);
+
+/*
+ * The known fields of the ksm_stat file PATH, by name, into *ST; fields the
+ * kernel lacks are -1 (a real ksm_process_profit is a multiple of 64, never
+ * -1).  Returns 0, or -1 when the file cannot be read.
+ */
+int ksm_stat_parse(const char *path, struct ksmenable_stat *st);
 
 #endif

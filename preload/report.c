@@ -82,7 +82,7 @@ static void put_ksm_stat(struct line *l)
 	const char *name, *value;
 	int first = 1;
 
-	if (ksm_stat_read(text, sizeof text)) {
+	if (ksm_stat_read("/proc/self/ksm_stat", text, sizeof text)) {
 		put(l, ",\"ksm_stat\":null");
 		return;
 	}
