@@ -34,14 +34,6 @@
 #include "ksmrun.h"
 #include "ksmstat.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A read-only tool has nothing to undo: out of memory, it just stops. */
 static _Noreturn void out_of_memory(void)
 {
@@ -86,7 +78,7 @@ static unsigned class_index(struct est_result *res, const struct region *r)
 
 static void progress(struct scan *s)
 {
-	double t = now();
+	double t = now_s();
 
 	if (!s->progress || t - s->start < 1.0 || t - s->last_progress < 0.25)
 		return;
@@ -402,7 +394,7 @@ int estimate_main(const struct estimate_opts *o)
 
 	if (setup(&s, o, &pids) < 0)
 		return 125;
-	s.start = now();
+	s.start = now_s();
 	scan_all(&s);
 	if (o->settle > 0) {
 		struct record *first = s.recs;
@@ -425,7 +417,7 @@ int estimate_main(const struct estimate_opts *o)
 		free(first);
 		free(first_procs);
 	}
-	if (s.progress && now() - s.start >= 1.0)
+	if (s.progress && now_s() - s.start >= 1.0)
 		fprintf(stderr, "\r\033[K");
 	for (i = 0; i < res.nprocs; i++) {
 		if (!res.procs[i].skipped) {
@@ -442,7 +434,7 @@ int estimate_main(const struct estimate_opts *o)
 				(int)res.procs[i].pid, res.procs[i].skipped);
 		}
 	}
-	res.seconds = now() - s.start - o->settle;
+	res.seconds = now_s() - s.start - o->settle;
 	if (!scanned) {
 		/* Only absent processes: the TARGET matched nothing.  Unreadable
 		 * ones were said above; nothing is left to estimate. */
