@@ -41,6 +41,11 @@ static const struct {
 };
 #define NKNOWN (int)(sizeof known / sizeof known[0])
 
+const char *knob_known_name(int i)
+{
+	return i >= 0 && i < NKNOWN ? known[i].name : NULL;
+}
+
 static int known_index(const char *name)
 {
 	for (int i = 0; i < NKNOWN; i++)

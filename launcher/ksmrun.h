@@ -50,6 +50,7 @@ struct knob_set {
 		char value[KNOB_VALUE_MAX];
 	} k[MAX_KNOBS];
 };
+const char *knob_known_name(int i);
 int knob_read(const char *name, char *buf, size_t len);
 int knob_write(const char *name, const char *value);
 int knob_validate(const char *name, const char *value, char *why, size_t whylen);

@@ -28,6 +28,7 @@ enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
+	O_LIST_OPTIONS, O_LIST_KNOBS,
 };
 
 /* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
@@ -64,6 +65,8 @@ static const struct option base_opts[] = {
 	{ "settle", required_argument, NULL, O_SETTLE },
 	{ "profile", no_argument, NULL, O_PROFILE },
 	{ "threshold", required_argument, NULL, O_THRESHOLD },
+	{ "list-options", no_argument, NULL, O_LIST_OPTIONS },
+	{ "list-knobs", no_argument, NULL, O_LIST_KNOBS },
 };
 #define NBASE (int)(sizeof base_opts / sizeof base_opts[0])
 
@@ -259,6 +262,16 @@ static char **parse(int argc, char **argv, struct opts *o)
 		}
 		case O_STATUS: o->status = true; break;
 		case O_RESTORE: o->restore = true; break;
+		case O_LIST_OPTIONS:
+			/* For shell completion: "--name=" when it takes a value. */
+			for (int i = 0; all[i].name; i++)
+				printf("--%s%s\n", all[i].name, all[i].has_arg ? "=" : "");
+			exit(0);
+		case O_LIST_KNOBS:
+			/* The knobs ksm-run knows, in the order it writes them. */
+			for (int i = 0; knob_known_name(i); i++)
+				printf("%s\n", knob_known_name(i));
+			exit(0);
 		default:
 			if (optopt && optopt < 256)
 				die("unknown option '-%c' (see --help)", optopt);
