@@ -12,15 +12,6 @@
  * enough for a thread stack of musl's default size. */
 #define MAPS_BUFSIZE 16384
 
-int region_selected(const struct selection *sel, const struct region *r)
-{
-	if (r->cls == REGION_SHARED || r->cls == REGION_SPECIAL)
-		return 0;
-	if (r->end - r->start < sel->min_size)
-		return 0;
-	return selector_matches(sel->allow, r) && !selector_matches(sel->deny, r);
-}
-
 static int advise(unsigned long start, unsigned long end, int advice)
 {
 	if (madvise((void *)start, end - start, advice) == 0)

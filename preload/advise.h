@@ -10,13 +10,7 @@
 
 #include <stddef.h>
 
-#include "maps.h"
-#include "selector.h"
-
-struct selection {
-	const struct selector_list *allow, *deny;
-	unsigned long min_size;
-};
+#include "selection.h"
 
 struct advise_stats {
 	unsigned long regions;        /* regions chosen */
@@ -24,8 +18,6 @@ struct advise_stats {
 	unsigned long calls;          /* madvise calls that succeeded */
 	int error;                    /* first errno madvise gave, other than ENOMEM */
 };
-
-int region_selected(const struct selection *sel, const struct region *r);
 
 /* One pass over /proc/self/maps.  Returns 0, or -1 with errno when the maps
  * cannot be read.  Kernel refusals are in st->error. */

@@ -9,6 +9,8 @@
 #include "ksmenable.h"
 #include "ksmstat.h"
 #include "library.h"
+#include "log.h"
+#include "readfile.h"
 
 EXPORT int ksmenable_apply(const char *allow, const char *deny)
 {
@@ -39,21 +41,18 @@ EXPORT int ksmenable_set_process_merge(int on)
 		errno = EINVAL;
 		return -1;
 	}
-	return syscall(SYS_prctl, PR_SET_MEMORY_MERGE, (unsigned long)on, 0UL, 0UL, 0UL) ? -1 : 0;
+	return library_process_merge(on);
 }
 
 static long long read_number_file(const char *path)
 {
-	char buf[64];
-	long long v = -1;
-	FILE *f = fopen(path, "re");
+	char buf[64], *end;
+	long long v;
 
-	if (f) {
-		if (!fgets(buf, sizeof buf, f) || sscanf(buf, "%lld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return -1;
+	v = strtoll(buf, &end, 10);
+	return end == buf || (*end && *end != '\n') ? -1 : v;
 }
 
 EXPORT int ksmenable_read_stat(struct ksmenable_stat *st)

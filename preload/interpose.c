@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "library.h"
+#include "rescan.h"
 
 #undef mmap64
 

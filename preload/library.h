@@ -1,13 +1,14 @@
 /*
- * library.h - the state of libksmenable in this process, shared by the
- * constructor (init.c), the interposed functions (interpose.c), the rescan
- * thread (rescan.c) and the exit report (report.c).
+ * library.h - the state of libksmenable in this process (library.c), shared
+ * by the constructor (init.c), the interposed functions (interpose.c), the
+ * rescan thread (rescan.c), the exit report (report.c) and the API.
  */
 #ifndef KSMENABLE_LIBRARY_H
 #define KSMENABLE_LIBRARY_H
 
 #include "advise.h"
 #include "config.h"
+#include "kernel_abi.h"
 
 /* What the library did in this process, for the report and the log. */
 enum applied { APPLIED_NONE, APPLIED_OFF, APPLIED_PRCTL, APPLIED_MADVISE };
@@ -22,7 +23,7 @@ struct library {
 	volatile int watching;
 	struct advise_stats last;     /* the latest pass */
 	unsigned long passes;
-	int reported_errors;          /* bit per kernel error already warned about */
+	unsigned long reported_errors; /* bit per kind of kernel error already warned about */
 };
 
 extern struct library lib;
@@ -36,23 +37,8 @@ void library_kernel_error(int err, const char *what);
 /* One advise pass with the library's selection, updating lib.last. */
 void library_pass(void);
 
-/* rescan.c: the helper thread that covers regions made after start. */
-void rescan_start(void);
-void rescan_stop(void);
-void rescan_after_fork_child(void);
-int rescan_running(void);
-
-/* report.c: the KSM_ENABLE_REPORT line at exit. */
-void report_write(void);
-
-#ifndef PR_SET_MEMORY_MERGE
-#define PR_SET_MEMORY_MERGE 67
-#define PR_GET_MEMORY_MERGE 68
-#endif
-#ifndef PR_SET_VMA
-#define PR_SET_VMA 0x53564d41
-#define PR_SET_VMA_ANON_NAME 0
-#endif
+/* The process-wide flag, PR_SET_MEMORY_MERGE: 0 or -1 with errno. */
+int library_process_merge(int on);
 
 #define EXPORT __attribute__((visibility("default")))
 

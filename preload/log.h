@@ -2,7 +2,7 @@
 #ifndef KSMENABLE_LOG_H
 #define KSMENABLE_LOG_H
 
-enum log_level { LOG_QUIET, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+#include "config.h"           /* enum log_level */
 
 /* The level in force; LOG_WARN until the configuration says otherwise. */
 extern enum log_level log_threshold;

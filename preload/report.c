@@ -14,6 +14,9 @@
 
 #include "ksmstat.h"
 #include "library.h"
+#include "log.h"
+#include "readfile.h"
+#include "report.h"
 
 struct line {
 	char buf[4096];
@@ -54,14 +57,8 @@ static void put_string(struct line *l, const char *s)
 
 static void read_comm(char *comm, size_t size)
 {
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, comm, size - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0)
-		n = 0;
-	comm[n] = '\0';
+	if (read_small_file("/proc/self/comm", comm, size) < 0)
+		comm[0] = '\0';
 	comm[strcspn(comm, "\n")] = '\0';
 }
 

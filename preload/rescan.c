@@ -15,6 +15,8 @@
 #include <time.h>
 
 #include "library.h"
+#include "log.h"
+#include "rescan.h"
 
 static pthread_t thread;
 static int running;                   /* a thread was started and not joined */

@@ -47,7 +47,7 @@ teardown() { stop_workload; }
 }
 
 @test "every KSM_ENABLE_ variable the code reads is in the man page and README" {
-	vars=$(grep -oh 'KSM_ENABLE_[A-Z][A-Z_]*' "$TOP"/preload/config.c | sort -u)
+	vars=$(grep -oh 'KSM_ENABLE_[A-Z][A-Z_]*' "$TOP"/preload/core/config.c | sort -u)
 	[ -n "$vars" ]
 	for v in $vars; do
 		grep -q "$v" "$TOP/man/libksmenable.7" || { echo "man page lacks $v"; return 1; }

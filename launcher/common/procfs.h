@@ -1,0 +1,24 @@
+/*
+ * procfs.h - /proc/PID/stat, read in one place: the command name may hold
+ * spaces and parentheses, so the fields are counted from the last ')'.
+ */
+#ifndef KSMRUN_PROCFS_H
+#define KSMRUN_PROCFS_H
+
+#include <sys/types.h>
+
+struct proc_stat {
+	char comm[32];
+	char state;
+	pid_t ppid;
+	unsigned long long utime, stime;   /* clock ticks */
+	unsigned long long starttime;      /* clock ticks after boot */
+};
+
+/* Returns 0, or -1 when PID is gone or its stat cannot be read. */
+int proc_stat_read(pid_t pid, struct proc_stat *st);
+
+/* Parse the text of a stat file (exposed for the unit tests). */
+int proc_stat_parse(char *text, struct proc_stat *st);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * estimate_predict.c - from the pages read to what KSM would reach.
+ *
+ * Identical contents are counted in a table (contents.c); the kernel's own
+ * accounting turns the counts into pages_shared, pages_sharing and
+ * general_profit; as root, page frames tell what is shared already and
+ * what KSM would never merge; fair shares spread the savings over the
+ * processes and region classes that hold them.
+ */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "eval/contents.h"
+#include "eval/estimate_scan.h"
+#include "kernel_abi.h"
+
+/* KSM keeps one stable page per max_page_sharing mappings of a content. */
+static uint64_t stable_pages(uint64_t n, int mps)
+{
+	return (n + (uint64_t)mps - 1) / (uint64_t)mps;
+}
+
+struct frame_rec {
+	uint64_t hash, pfn;
+	size_t rec;                     /* index into the records */
+};
+
+static int by_hash_pfn(const void *a, const void *b)
+{
+	const struct frame_rec *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
+}
+
+#define KPF_KSM 21
+
+/* Is frame PFN a KSM page now?  /proc/kpageflags, root only. */
+static bool frame_is_ksm(int fd, uint64_t pfn)
+{
+	uint64_t flags;
+
+	return fd >= 0 && pread(fd, &flags, 8, (off_t)(pfn * 8)) == 8 && (flags >> KPF_KSM & 1);
+}
+
+/*
+ * Pages are compared by frame where pagemap shows frames (root).  Pages of
+ * one content that map the same frame are shared already (merged by KSM,
+ * or not yet copied since a fork): that is the profit the targets have now.
+ * And a content whose every page maps one frame that is not a KSM page is
+ * never merged: KSM does not merge a page with itself, so it must not be
+ * promised.  Such records get the NO_MERGE frame, and the prediction drops
+ * them.  Sorts a copy of the records by content and frame.
+ */
+#define NO_MERGE UINT64_MAX
+
+static void compare_frames(struct scan *s, struct est_result *r)
+{
+	struct frame_rec *v;
+	size_t i, j, n = 0;
+	long long frames = 0;
+	int kpf;
+
+	r->saved_now = -1;
+	if (!r->pfn_visible || !(v = malloc((s->nrec + 1) * sizeof *v)))
+		return;
+	for (i = 0; i < r->nprocs; i++) {
+		const struct est_proc *p = &r->procs[i];
+		if (p->skipped)
+			continue;
+		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
+			const struct record *rec = &s->recs[j];
+			if (rec->hash == VOLATILE_HASH || (rec->hash == s->zero_hash && r->use_zero_pages))
+				continue;
+			v[n++] = (struct frame_rec){ rec->hash, rec->pfn, j };
+		}
+	}
+	qsort(v, n, sizeof *v, by_hash_pfn);
+	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && v[j].hash == v[i].hash; j++)
+			frames += v[j].pfn != v[j - 1].pfn;
+		frames++;
+		uint64_t m = j - i, shared;
+		if (m < 2 || v[i].pfn != v[j - 1].pfn || frame_is_ksm(kpf, v[i].pfn))
+			continue;
+		/* One frame, m mappings, not a KSM page: nothing to merge. */
+		shared = stable_pages(m, r->max_page_sharing);
+		r->pages_sharing -= m - shared;
+		r->pages_shared -= shared;
+		r->pages_unshared++;
+		r->across_pages -= r->across_pages >= m - 1 ? m - 1 : r->across_pages;
+		r->single_frame_pages += m;
+		for (size_t k = i; k < j; k++)
+			s->recs[v[k].rec].pfn = NO_MERGE;
+	}
+	if (kpf >= 0)
+		close(kpf);
+	free(v);
+	r->saved_now = (long long)n - frames;
+}
+
+int predict(struct scan *s)
+{
+	struct est_result *r = s->res;
+	struct contents t;
+	size_t i, j, k;
+
+	if (contents_init(&t) < 0)
+		return -1;
+	for (i = 0; i < r->nprocs; i++)
+		r->volatile_pages += r->procs[i].volatile_pages;
+	for (i = 0; i < r->nprocs; i++) {
+		struct est_proc *p = &r->procs[i];
+		if (p->skipped)
+			continue;
+		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
+			const struct record *rec = &s->recs[j];
+			r->candidate++;
+			if (rec->hash == VOLATILE_HASH)
+				continue;
+			if (rec->hash == s->zero_hash) {
+				r->zero_pages++;
+				if (r->use_zero_pages)
+					continue;
+			}
+			if (contents_add(&t, rec->hash, (unsigned)i) < 0) {
+				contents_free(&t);
+				return -1;
+			}
+		}
+		p->candidate = p->nrec;
+	}
+	for (k = 0; k < t.cap; k++) {
+		uint64_t n = t.counts[k], shared;
+		if (!n)
+			continue;
+		if (n == 1) {
+			r->pages_unshared++;
+			continue;
+		}
+		shared = stable_pages(n, r->max_page_sharing);
+		r->pages_shared += shared;
+		r->pages_sharing += n - shared;
+	}
+	/* N pages of D contents held by K (content, process) pairs: merging
+	 * within each process alone saves N - K, across processes K - D more. */
+	r->distinct = t.used;
+	r->within_pages = r->candidate - r->volatile_pages - (r->use_zero_pages ? r->zero_pages : 0)
+			  - t.process_pairs;
+	r->across_pages = t.process_pairs - t.used;
+	compare_frames(s, r);
+	r->rmap_items = r->candidate;
+	r->profit_bytes = (long long)(r->pages_sharing + (r->use_zero_pages ? r->zero_pages : 0)) * (long long)s->page
+			  - (long long)r->rmap_items * KSM_RMAP_ITEM_BYTES;
+
+	/* Fair shares: each page of a content held n times saves sharing/n. */
+	for (i = 0; i < s->nregs; i++) {
+		const struct region_rec *rr = &s->regs[i];
+		struct est_class *c = &r->classes[rr->cls];
+		struct est_proc *p = &r->procs[rr->proc];
+		if (p->skipped)
+			continue;
+		for (j = rr->first; j < rr->first + rr->n; j++) {
+			uint64_t h = s->recs[j].hash, n;
+			double share;
+			if (h == VOLATILE_HASH || s->recs[j].pfn == NO_MERGE)
+				continue;
+			if (h == s->zero_hash && r->use_zero_pages) {
+				share = 1;
+			} else {
+				n = contents_count(&t, h);
+				share = n > 1 ? (double)(n - stable_pages(n, r->max_page_sharing)) / (double)n : 0;
+			}
+			c->saved += share;
+			p->saved += share;
+		}
+		c->candidate += rr->n;
+		if (rr->n && c->last_proc != rr->proc) {
+			c->last_proc = rr->proc;
+			c->processes++;
+		}
+	}
+	r->table_bytes = contents_bytes(&t);
+	contents_free(&t);
+	return 0;
+}
+

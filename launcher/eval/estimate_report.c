@@ -1,0 +1,212 @@
+/*
+ * estimate_report.c - printing the --estimate prediction: a table for
+ * people (largest savings first), or JSON with the stable keys that
+ * ksm-run(1) documents.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/human.h"
+#include "common/json.h"
+#include "common/msg.h"
+#include "eval/estimate.h"
+#include "kernel_abi.h"
+
+#define MIB(pages) ((double)(pages) * (double)r->page_size / 1048576.0)
+
+static int by_proc_saved(const void *a, const void *b)
+{
+	const struct est_proc *x = *(const struct est_proc *const *)a, *y = *(const struct est_proc *const *)b;
+
+	return (y->saved > x->saved) - (y->saved < x->saved);
+}
+
+static int by_class_saved(const void *a, const void *b)
+{
+	const struct est_class *x = *(const struct est_class *const *)a, *y = *(const struct est_class *const *)b;
+
+	if (y->saved != x->saved)
+		return (y->saved > x->saved) - (y->saved < x->saved);
+	return (y->candidate > x->candidate) - (y->candidate < x->candidate);
+}
+
+/*
+ * The profit the targets already have, in general_profit's terms: pages
+ * shared now (by frame, so root only) less the rmap_items ksmd keeps now.
+ * Returns false when it cannot be known.
+ */
+static bool new_profit(const struct est_result *r, long long *out)
+{
+	if (r->saved_now < 0)
+		return false;
+	*out = r->profit_bytes - (r->saved_now * r->page_size -
+				  (r->rmap_now > 0 ? r->rmap_now : 0) * KSM_RMAP_ITEM_BYTES);
+	return true;
+}
+
+/* Sorted views, so that the result itself keeps its order. */
+static void sorted(const struct est_result *r, const struct est_proc ***procs,
+		   const struct est_class ***classes)
+{
+	size_t i;
+
+	*procs = xmalloc((r->nprocs + 1) * sizeof **procs);
+	*classes = xmalloc((r->nclasses + 1) * sizeof **classes);
+	for (i = 0; i < r->nprocs; i++)
+		(*procs)[i] = &r->procs[i];
+	for (i = 0; i < r->nclasses; i++)
+		(*classes)[i] = &r->classes[i];
+	qsort(*procs, r->nprocs, sizeof **procs, by_proc_saved);
+	qsort(*classes, r->nclasses, sizeof **classes, by_class_saved);
+}
+
+static void print_json(FILE *f, const struct est_result *r, const struct est_proc **procs,
+		       const struct est_class **classes)
+{
+	char newp[32] = "null";
+	long long np;
+	size_t i;
+	int first = 1;
+
+	if (new_profit(r, &np))
+		snprintf(newp, sizeof newp, "%lld", np);
+
+	fprintf(f, "{\"pages_sharing\":%llu,\"pages_shared\":%llu,\"pages_unshared\":%llu,"
+		"\"zero_pages\":%llu,\"volatile_pages\":%llu,\"candidate_pages\":%llu,"
+		"\"rmap_items\":%llu,\"distinct_contents\":%llu,\"profit_bytes\":%lld,"
+		"\"within_process_pages\":%llu,\"across_process_pages\":%llu,"
+		"\"already_merged_pages\":%lld,\"saved_now_pages\":%lld,\"new_profit_bytes\":%s,"
+		"\"single_frame_pages\":%llu,"
+		"\"max_page_sharing\":%d,\"use_zero_pages\":%d,\"settle_seconds\":%g,"
+		"\"scan\":{\"seconds\":%.3f,\"bytes\":%llu,\"gib_per_second\":%.2f,"
+		"\"table_bytes\":%zu,\"record_bytes\":%zu,\"pfn_visible\":%s},",
+		(unsigned long long)r->pages_sharing, (unsigned long long)r->pages_shared,
+		(unsigned long long)r->pages_unshared, (unsigned long long)r->zero_pages,
+		(unsigned long long)r->volatile_pages, (unsigned long long)r->candidate,
+		(unsigned long long)r->rmap_items, (unsigned long long)r->distinct, r->profit_bytes,
+		(unsigned long long)r->within_pages, (unsigned long long)r->across_pages,
+		r->merging_now, r->saved_now, newp, (unsigned long long)r->single_frame_pages,
+		r->max_page_sharing, r->use_zero_pages, r->settle, r->seconds,
+		(unsigned long long)r->bytes_read,
+		r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0,
+		r->table_bytes, r->record_bytes, r->pfn_visible ? "true" : "false");
+	fputs("\"processes\":[", f);
+	for (i = 0; i < r->nprocs; i++) {
+		const struct est_proc *p = procs[i];
+		if (p->skipped)
+			continue;
+		fprintf(f, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)p->pid);
+		json_str(f, p->comm);
+		fprintf(f, ",\"candidate_pages\":%llu,\"saved_pages\":%.1f,\"volatile_pages\":%llu,"
+			"\"merged_now_pages\":%lld}",
+			(unsigned long long)p->candidate, p->saved,
+			(unsigned long long)p->volatile_pages, p->merging_now);
+		first = 0;
+	}
+	fputs("],\"skipped\":[", f);
+	first = 1;
+	for (i = 0; i < r->nprocs; i++) {
+		if (!r->procs[i].skipped)
+			continue;
+		fprintf(f, "%s{\"pid\":%d,\"reason\":", first ? "" : ",", (int)r->procs[i].pid);
+		json_str(f, r->procs[i].skipped);
+		fputc('}', f);
+		first = 0;
+	}
+	fputs("],\"regions\":[", f);
+	for (i = 0; i < r->nclasses; i++) {
+		fprintf(f, "%s{\"class\":", i ? "," : "");
+		json_str(f, classes[i]->name);
+		fprintf(f, ",\"processes\":%u,\"candidate_pages\":%llu,\"saved_pages\":%.1f}",
+			classes[i]->processes, (unsigned long long)classes[i]->candidate, classes[i]->saved);
+	}
+	fputs("]}\n", f);
+}
+
+static void print_table(FILE *f, const struct est_result *r, const struct est_proc **procs,
+			const struct est_class **classes)
+{
+	size_t i, scanned = 0, shown = 0;
+
+	for (i = 0; i < r->nprocs; i++)
+		scanned += !r->procs[i].skipped;
+	fprintf(f, "Estimate for %zu process%s: %llu present anonymous pages (%.1f MiB) read in %.2f s "
+		"(%.2f GiB/s)%s\n", scanned, scanned == 1 ? "" : "es",
+		(unsigned long long)r->candidate, MIB(r->candidate), r->seconds,
+		r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0,
+		r->settle > 0 ? ", two passes" : "");
+	fprintf(f, "\nWhat KSM would reach (max_page_sharing %d, use_zero_pages %d):\n",
+		r->max_page_sharing, r->use_zero_pages);
+	fprintf(f, "  pages_sharing   %12llu  (%.1f MiB)\n", (unsigned long long)r->pages_sharing, MIB(r->pages_sharing));
+	fprintf(f, "  pages_shared    %12llu\n", (unsigned long long)r->pages_shared);
+	fprintf(f, "  pages_unshared  %12llu\n", (unsigned long long)r->pages_unshared);
+	fprintf(f, "  zero pages      %12llu  (%s)\n", (unsigned long long)r->zero_pages,
+		r->use_zero_pages ? "each replaced by the zero page: counted in ksm_zero_pages"
+				  : "merged like any other content; use_zero_pages=1 counts them apart");
+	if (r->settle > 0)
+		fprintf(f, "  volatile        %12llu  (changed within %g s: never merged)\n",
+			(unsigned long long)r->volatile_pages, r->settle);
+	fprintf(f, "  general_profit  %12.1f MiB  (rmap_items overhead %.1f MiB included)\n",
+		r->profit_bytes / 1048576.0, r->rmap_items * KSM_RMAP_ITEM_BYTES / 1048576.0);
+	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
+		MIB(r->within_pages), MIB(r->across_pages));
+	if (!r->pfn_visible)
+		fprintf(f, "  (not root: page frames are hidden, so pages still shared copy-on-write\n"
+			"   since a fork are counted as copies; KSM leaves those alone)\n");
+	else if (r->single_frame_pages)
+		fprintf(f, "  not counted: %.1f MiB of pages shared copy-on-write with identical pages\n"
+			"  elsewhere only through one frame (KSM does not merge a page with itself)\n",
+			MIB(r->single_frame_pages));
+	if (r->merging_now > 0 || r->saved_now > 0) {
+		long long np;
+		fprintf(f, "  already merged: %lld pages by KSM now", r->merging_now > 0 ? r->merging_now : 0);
+		if (new_profit(r, &np))
+			fprintf(f, "; shared now %s; new profit %.1f MiB\n",
+				human_bytes(r->saved_now * r->page_size, false), np / 1048576.0);
+		else
+			fprintf(f, "; the new profit needs root (pagemap shows frames to root only)\n");
+	}
+
+	fprintf(f, "\n%8s  %-16s %12s %12s %7s\n", "PID", "COMMAND", "CANDIDATE", "SAVED", "RATIO");
+	for (i = 0; i < r->nprocs; i++) {
+		const struct est_proc *p = procs[i];
+		if (p->skipped)
+			continue;
+		fprintf(f, "%8d  %-16s %12s %12s %6.1f%%\n", (int)p->pid, p->comm,
+			human_bytes((long long)p->candidate * r->page_size, false),
+			human_bytes((long long)(p->saved * r->page_size), false),
+			p->candidate ? 100.0 * p->saved / p->candidate : 0.0);
+	}
+	fprintf(f, "\n%-40s %5s %12s %12s %7s\n", "REGION CLASS", "PROCS", "CANDIDATE", "SAVED", "RATIO");
+	for (i = 0; i < r->nclasses && shown < 40; i++, shown++) {
+		const struct est_class *c = classes[i];
+		const char *name = c->name;
+		size_t len = strlen(name);
+		if (len > 40)
+			name += len - 40;       /* keep the end of a long path */
+		fprintf(f, "%-40s %5u %12s %12s %6.1f%%\n", name, c->processes,
+			human_bytes((long long)c->candidate * r->page_size, false),
+			human_bytes((long long)(c->saved * r->page_size), false),
+			c->candidate ? 100.0 * c->saved / c->candidate : 0.0);
+	}
+	if (r->nclasses > shown)
+		fprintf(f, "(%zu more classes; --json lists all)\n", r->nclasses - shown);
+	for (i = 0; i < r->nprocs; i++)
+		if (r->procs[i].skipped)
+			fprintf(f, "skipped: pid %d: %s\n", (int)r->procs[i].pid, r->procs[i].skipped);
+}
+
+void estimate_print(FILE *f, const struct est_result *r, bool json)
+{
+	const struct est_proc **procs;
+	const struct est_class **classes;
+
+	sorted(r, &procs, &classes);
+	if (json)
+		print_json(f, r, procs, classes);
+	else
+		print_table(f, r, procs, classes);
+	free(procs);
+	free(classes);
+}

@@ -1,0 +1,58 @@
+/*
+ * estimate_scan.h - what the --estimate scan (estimate.c) hands to the
+ * prediction (estimate_predict.c): one record per present page read.
+ */
+#ifndef KSMRUN_ESTIMATE_SCAN_H
+#define KSMRUN_ESTIMATE_SCAN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "eval/estimate.h"
+#include "selection.h"
+#include "selector.h"
+
+#define BATCH_PAGES 256                 /* read and hashed together (1 MiB of 4 KiB pages) */
+#define PAGEMAP_CHUNK 512               /* entries per pagemap read */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_FILE_OR_SHARED (1ULL << 61)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+#define VOLATILE_HASH 0                 /* a record whose content changed */
+
+struct record {
+	uint64_t addr, hash;
+	uint64_t pfn;                   /* 0 where pagemap hides PFNs (not root) */
+};
+
+struct region_rec {
+	unsigned proc, cls;
+	size_t first, n;
+};
+
+struct scan {
+	struct selection sel;
+	size_t page;                    /* the page size, sysconf(_SC_PAGESIZE) */
+	struct selector_list allow, deny;
+	struct record *recs;
+	size_t nrec, rec_cap;
+	struct region_rec *regs;
+	size_t nregs, reg_cap;
+	struct est_result *res;
+	unsigned proc;                  /* index of the process being scanned */
+	pid_t pid;
+	int pagemap_fd, mem_fd;
+	const char *fail;               /* why the current process failed */
+	uint64_t zero_hash, zero_pfn;
+	char *buf;
+	uint64_t batch_addr[BATCH_PAGES], batch_pfn[BATCH_PAGES];
+	int nbatch;
+	double start, last_progress;
+	int progress;
+};
+
+/* Counts the contents of the scanned records and predicts what KSM would
+ * reach into s->res.  Returns 0, or -1 when out of memory. */
+int predict(struct scan *s);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * profile.c - ksm-run --profile: which region classes of a command merge.
+ *
+ * While the command runs with all of its memory mergeable, every sample
+ * reads /proc/PID/smaps of each process in its tree and adds up, per
+ * region class, the candidate anonymous memory (smaps Anonymous:, what
+ * ksmd has to scan) and the memory merged (smaps KSM:).  The peak of each
+ * over the run is kept.  At the end the classes that hold the merged
+ * memory become a recommended allow list: the fewest classes that keep the
+ * threshold share of it, largest first; what they leave out is ksmd's scan
+ * work saved.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/human.h"
+#include "common/json.h"
+#include "common/msg.h"
+#include "eval/profile.h"
+#include "eval/regionclass.h"
+#include "maps.h"
+
+/*
+ * The class NAME, made if new.  --profile samples while the command runs,
+ * when ksm-run must not bail out (msg.h): out of memory, the class is not
+ * followed (NULL), and the report says the profile is incomplete.
+ */
+static struct profile_class *class_for(struct profile *p, const char *name)
+{
+	struct profile_class *c;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (!strcmp(p->c[i].name, name))
+			return &p->c[i];
+	if (!(c = realloc(p->c, (p->n + 1) * sizeof *p->c))) {
+		p->incomplete = 1;
+		return NULL;
+	}
+	p->c = c;
+	if (!(p->c[p->n].name = strdup(name))) {
+		p->incomplete = 1;
+		return NULL;
+	}
+	p->c[p->n].cand_kb = p->c[p->n].merged_kb = 0;
+	p->c[p->n].tick_cand = p->c[p->n].tick_merged = 0;
+	p->c[p->n].procs = p->c[p->n].tick_procs = 0;
+	p->c[p->n].tick_pid = 0;
+	return &p->c[p->n++];
+}
+
+struct visit {
+	struct profile *p;
+	pid_t pid;
+};
+
+static int visit(const struct region *r, void *arg)
+{
+	struct visit *v = arg;
+	struct profile_class *c;
+	char name[4200];
+
+	if (!region_selected(&v->p->sel, r) || r->anon_kb <= 0)
+		return 0;
+	region_class_name(r, name, sizeof name);
+	if (!(c = class_for(v->p, name)))
+		return 0;
+	c->tick_cand += r->anon_kb;
+	c->tick_merged += r->ksm_kb > 0 ? r->ksm_kb : 0;
+	if (c->tick_pid != v->pid) {
+		c->tick_pid = v->pid;
+		c->tick_procs++;
+	}
+	return 0;
+}
+
+void profile_init(struct profile *p, double threshold)
+{
+	char why[256];
+
+	memset(p, 0, sizeof *p);
+	p->threshold = threshold;
+	selector_parse(&p->all, "all", why, sizeof why);
+	p->none.count = 0;
+	p->sel.allow = &p->all;
+	p->sel.deny = &p->none;
+}
+
+void profile_sample(struct profile *p, const pid_t *pids, size_t n)
+{
+	char path[64], buf[16384];
+	struct visit v = { p, 0 };
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		p->c[i].tick_cand = p->c[i].tick_merged = 0;
+		p->c[i].tick_procs = 0;
+		p->c[i].tick_pid = 0;
+	}
+	for (i = 0; i < n; i++) {
+		v.pid = pids[i];
+		snprintf(path, sizeof path, "/proc/%d/smaps", (int)pids[i]);
+		maps_for_each(path, buf, sizeof buf, visit, &v);   /* gone: nothing */
+	}
+	for (i = 0; i < p->n; i++) {
+		struct profile_class *c = &p->c[i];
+		if (c->tick_merged > c->merged_kb)
+			c->merged_kb = c->tick_merged;
+		if (c->tick_cand > c->cand_kb)
+			c->cand_kb = c->tick_cand;
+		if (c->tick_procs > c->procs)
+			c->procs = c->tick_procs;
+	}
+	p->samples++;
+}
+
+static int by_merged(const void *a, const void *b)
+{
+	const struct profile_class *x = a, *y = b;
+
+	if (x->merged_kb != y->merged_kb)
+		return (y->merged_kb > x->merged_kb) - (y->merged_kb < x->merged_kb);
+	return (y->cand_kb > x->cand_kb) - (y->cand_kb < x->cand_kb);
+}
+
+/* Sorts the classes and works out the recommendation into P. */
+static void recommend(struct profile *p)
+{
+	long long merged = 0, kept = 0, cand = 0, kept_cand = 0;
+	size_t i, at = 0;
+
+	qsort(p->c, p->n, sizeof *p->c, by_merged);
+	for (i = 0; i < p->n; i++) {
+		merged += p->c[i].merged_kb;
+		cand += p->c[i].cand_kb;
+	}
+	p->recommended[0] = '\0';
+	p->nrecommended = 0;
+	for (i = 0; i < p->n && merged > 0 && kept * 100.0 < p->threshold * merged; i++) {
+		char sel[4300];
+		if (class_selector(p->c[i].name, sel, sizeof sel) < 0 ||
+		    at + strlen(sel) + 2 > sizeof p->recommended)
+			break;
+		at += (size_t)snprintf(p->recommended + at, sizeof p->recommended - at, "%s%s",
+				       at ? "," : "", sel);
+		kept += p->c[i].merged_kb;
+		kept_cand += p->c[i].cand_kb;
+		p->nrecommended++;
+	}
+	p->total_merged_kb = merged;
+	p->total_cand_kb = cand;
+	p->kept_pct = merged ? 100.0 * kept / merged : 0;
+	p->dropped_pct = cand ? 100.0 * (cand - kept_cand) / cand : 0;
+}
+
+void profile_finish(struct profile *p)
+{
+	recommend(p);
+}
+
+void profile_print(FILE *f, const struct profile *p)
+{
+	size_t i, never = 0;
+
+	fprintf(f, "\nProfile by region class (peaks over %u samples):\n", p->samples);
+	fprintf(f, "  %-44s %5s %12s %12s %7s\n", "CLASS", "PROCS", "CANDIDATE", "MERGED", "RATIO");
+	for (i = 0; i < p->n && i < 40; i++) {
+		const struct profile_class *c = &p->c[i];
+		const char *name = c->name;
+		if (strlen(name) > 44)
+			name += strlen(name) - 44;
+		fprintf(f, "  %-44s %5u %12s %12s %6.1f%%\n", name, c->procs,
+			human_bytes(c->cand_kb * 1024, false), human_bytes(c->merged_kb * 1024, false),
+			c->cand_kb ? 100.0 * c->merged_kb / c->cand_kb : 0.0);
+	}
+	if (p->n > 40)
+		fprintf(f, "  (%zu more classes; --json lists all)\n", p->n - 40);
+	if (p->incomplete)
+		fprintf(f, "  (incomplete: ksm-run ran out of memory and left classes out)\n");
+	if (!p->nrecommended) {
+		fprintf(f, "\nNothing merged while the command ran: no allow list to recommend.\n");
+	} else {
+		fprintf(f, "\nRecommended allow list: keeps %.1f%% of the merged memory (threshold %g%%) "
+			"and drops %.1f%% of the candidate memory ksmd would scan:\n",
+			p->kept_pct, p->threshold, p->dropped_pct);
+		fprintf(f, "  KSM_ENABLE_ALLOW='%s'\n  ksm-run --allow='%s' -- COMMAND\n",
+			p->recommended, p->recommended);
+	}
+	for (i = 0; i < p->n; i++) {
+		const struct profile_class *c = &p->c[i];
+		if (c->merged_kb || !c->cand_kb)
+			continue;
+		if (!never++)
+			fprintf(f, "\nScanned but never merged (ksmd's work for nothing):\n");
+		fprintf(f, "  %-44s %12s in %u process%s\n", c->name, human_bytes(c->cand_kb * 1024, false),
+			c->procs, c->procs == 1 ? "" : "es");
+	}
+}
+
+void profile_json(FILE *f, const struct profile *p)
+{
+	size_t i;
+
+	fprintf(f, "\"profile\":{\"incomplete\":%s,\"samples\":%u,\"threshold_percent\":%g,\"candidate_kb\":%lld,"
+		"\"merged_kb\":%lld,\"kept_percent\":%.1f,\"dropped_candidate_percent\":%.1f,\"classes\":[",
+		p->incomplete ? "true" : "false", p->samples, p->threshold, p->total_cand_kb, p->total_merged_kb, p->kept_pct, p->dropped_pct);
+	for (i = 0; i < p->n; i++) {
+		fprintf(f, "%s{\"class\":", i ? "," : "");
+		json_str(f, p->c[i].name);
+		fprintf(f, ",\"processes\":%u,\"candidate_kb\":%lld,\"merged_kb\":%lld,\"recommended\":%s}",
+			p->c[i].procs, p->c[i].cand_kb, p->c[i].merged_kb, i < p->nrecommended ? "true" : "false");
+	}
+	fputs("]},\"recommended_allow\":", f);
+	json_str(f, p->recommended);
+}

@@ -1,0 +1,193 @@
+/* targets.c - resolving --estimate=TARGET to a list of processes. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "eval/targets.h"
+
+static int pid_list_add(struct pid_list *l, pid_t pid)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		pid_t *p = realloc(l->pids, cap * sizeof *p);
+		if (!p)
+			return -1;
+		l->pids = p;
+		l->cap = cap;
+	}
+	l->pids[l->n++] = pid;
+	return 0;
+}
+
+void pid_list_free(struct pid_list *l)
+{
+	free(l->pids);
+	memset(l, 0, sizeof *l);
+}
+
+/* A PID: decimal digits only, 1 to the kernel's maximum. */
+static int parse_pid(const char *s, pid_t *out)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 1 || v > 4194304)
+		return -1;
+	*out = (pid_t)v;
+	return 0;
+}
+
+static int add_all(struct pid_list *l)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t pid, self = getpid();
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (parse_pid(e->d_name, &pid) == 0 && pid != self && pid_list_add(l, pid) < 0) {
+			closedir(d);
+			return -1;
+		}
+	closedir(d);
+	return 0;
+}
+
+static int add_procs_file(struct pid_list *l, const char *dir)
+{
+	char path[PATH_MAX + 32], line[32];
+	FILE *f;
+	pid_t pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (parse_pid(line, &pid) == 0 && pid != getpid())
+			pid_list_add(l, pid);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * A relative PATH is looked up in every cgroup hierarchy mounted (cgroup v1
+ * has one per controller, v2 one in all): the processes are the same in
+ * each, so the first that has the directory serves.
+ */
+static int add_cgroup(struct pid_list *l, const char *path, char *why, size_t whylen)
+{
+	char dir[2 * PATH_MAX], line[4096], mnt[PATH_MAX], type[64];
+	FILE *f;
+	int found = 0;
+
+	if (path[0] == '/') {
+		if (!is_dir(path) || add_procs_file(l, path) < 0) {
+			snprintf(why, whylen, "cgroup '%s': no such cgroup directory", path);
+			return -1;
+		}
+		return 0;
+	}
+	if (strstr(path, "..")) {
+		snprintf(why, whylen, "cgroup '%s': '..' is not accepted", path);
+		return -1;
+	}
+	if (!(f = fopen("/proc/self/mounts", "re"))) {
+		snprintf(why, whylen, "cannot read /proc/self/mounts: %s", strerror(errno));
+		return -1;
+	}
+	while (!found && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%*s %4095s %63s", mnt, type) != 2)
+			continue;
+		if (strcmp(type, "cgroup") && strcmp(type, "cgroup2"))
+			continue;
+		snprintf(dir, sizeof dir, "%s/%s", mnt, path);
+		found = is_dir(dir) && add_procs_file(l, dir) == 0;
+	}
+	fclose(f);
+	if (!found)
+		snprintf(why, whylen, "cgroup '%s': not found in any mounted cgroup hierarchy", path);
+	return found ? 0 : -1;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int targets_resolve(const char *text, struct pid_list *out, char *why, size_t whylen)
+{
+	char *copy = strdup(text), *item, *next;
+	size_t i, kept = 0;
+	pid_t pid;
+	int ret = -1;
+
+	memset(out, 0, sizeof *out);
+	if (!copy) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	for (item = copy; item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		if (!*item) {
+			snprintf(why, whylen, "'%s': empty item (accepted: PID[,PID]..., all, cgroup:PATH)", text);
+			goto out;
+		}
+		if (!strcmp(item, "all")) {
+			if (add_all(out) < 0) {
+				snprintf(why, whylen, "cannot list /proc: %s", strerror(errno));
+				goto out;
+			}
+		} else if (!strncmp(item, "cgroup:", 7)) {
+			if (!item[7]) {
+				snprintf(why, whylen, "'%s': cgroup: needs a PATH", item);
+				goto out;
+			}
+			if (add_cgroup(out, item + 7, why, whylen) < 0)
+				goto out;
+		} else if (parse_pid(item, &pid) == 0) {
+			pid_list_add(out, pid);
+		} else {
+			snprintf(why, whylen, "'%s': not a PID (accepted: PID[,PID]..., all, cgroup:PATH)", item);
+			goto out;
+		}
+	}
+	qsort(out->pids, out->n, sizeof *out->pids, cmp_pid);
+	for (i = 0; i < out->n; i++)
+		if (!kept || out->pids[kept - 1] != out->pids[i])
+			out->pids[kept++] = out->pids[i];
+	out->n = kept;
+	if (!out->n) {
+		snprintf(why, whylen, "'%s' matches no process", text);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(copy);
+	if (ret)
+		pid_list_free(out);
+	return ret;
+}

@@ -1,0 +1,102 @@
+/* counters.c - sampling the KSM counters and ksmd's CPU time. */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/parse.h"
+#include "common/procfs.h"
+#include "host/counters.h"
+#include "kernel_abi.h"
+
+const char *const sys_counter_names[SYS_COUNTERS] = {
+	"general_profit", "pages_shared", "pages_sharing", "pages_unshared",
+	"pages_volatile", "ksm_zero_pages", "full_scans", "pages_scanned", "pages_skipped",
+};
+
+void counters_sample(struct sys_sample *out, pid_t ksmd)
+{
+	char path[128], buf[64];
+	long long v;
+
+	out->t = now_s();
+	for (int i = 0; i < SYS_COUNTERS; i++) {
+		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, sys_counter_names[i]);
+		out->v[i] = LLONG_MIN;
+		if (!read_text(path, buf, sizeof buf) && !parse_ll(buf, LLONG_MIN + 1, LLONG_MAX, &v))
+			out->v[i] = v;
+	}
+	out->ksmd_cpu = ksmd_cpu_seconds(ksmd);
+}
+
+long long sys_value(const struct sys_sample *ss, const char *name)
+{
+	for (int i = 0; i < SYS_COUNTERS; i++)
+		if (!strcmp(sys_counter_names[i], name))
+			return ss->v[i];
+	return LLONG_MIN;
+}
+
+long long sys_rmap_items(const struct sys_sample *ss)
+{
+	long long gp = sys_value(ss, "general_profit"), sharing = sys_value(ss, "pages_sharing");
+	long long zero = sys_value(ss, "ksm_zero_pages");
+
+	if (gp == LLONG_MIN || sharing == LLONG_MIN)
+		return -1;
+	if (zero == LLONG_MIN)
+		zero = 0;
+	return ((sharing + zero) * sysconf(_SC_PAGESIZE) - gp) / KSM_RMAP_ITEM_BYTES;
+}
+
+/* ksmd is a kernel thread: a child of kthreadd (pid 2), a short list. */
+static pid_t ksmd_among_kthreads(void)
+{
+	FILE *f = fopen("/proc/2/task/2/children", "re");
+	char comm[32], path[64];
+	int pid;
+	pid_t found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fscanf(f, "%d", &pid) == 1) {
+		snprintf(path, sizeof path, "/proc/%d/comm", pid);
+		if (!read_text(path, comm, sizeof comm) && !strcmp(comm, "ksmd"))
+			found = pid;
+	}
+	fclose(f);
+	return found;
+}
+
+pid_t ksmd_find(void)
+{
+	pid_t found = ksmd_among_kthreads();
+	struct dirent *e;
+	DIR *d;
+
+	if (found || !(d = opendir("/proc")))
+		return found;
+	while (!found && (e = readdir(d))) {
+		struct proc_stat st;
+		long long pid;
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &pid) || proc_stat_read((pid_t)pid, &st))
+			continue;
+		/* A kernel thread: its parent is kthreadd, pid 2. */
+		if (!strcmp(st.comm, "ksmd") && st.ppid == 2)
+			found = (pid_t)pid;
+	}
+	closedir(d);
+	return found;
+}
+
+double ksmd_cpu_seconds(pid_t ksmd)
+{
+	struct proc_stat st;
+
+	if (!ksmd || proc_stat_read(ksmd, &st) || strcmp(st.comm, "ksmd"))
+		return -1;
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
+}

@@ -1,0 +1,35 @@
+/*
+ * counters.h - the machine's KSM counters (/sys/kernel/mm/ksm) and ksmd's
+ * CPU time, sampled together: what the tuner and the reports are fed.
+ */
+#ifndef KSMRUN_COUNTERS_H
+#define KSMRUN_COUNTERS_H
+
+#include <sys/types.h>
+
+#define SYS_COUNTERS 9
+extern const char *const sys_counter_names[SYS_COUNTERS];
+
+struct sys_sample {
+	double t;                   /* now_s() when taken */
+	long long v[SYS_COUNTERS];  /* LLONG_MIN: this kernel lacks it */
+	double ksmd_cpu;            /* seconds; negative when unknown */
+};
+
+/* Every counter now, and ksmd's CPU time (KSMD from ksmd_find, or 0). */
+void counters_sample(struct sys_sample *out, pid_t ksmd);
+/* A counter by name; LLONG_MIN when unknown. */
+long long sys_value(const struct sys_sample *ss, const char *name);
+
+/* The ksmd kernel thread's pid, or 0. */
+pid_t ksmd_find(void);
+double ksmd_cpu_seconds(pid_t ksmd);
+
+/*
+ * The pages ksmd tracks now, from the kernel's own formula:
+ * general_profit = (pages_sharing + ksm_zero_pages) * page - rmap_items * 64.
+ * Returns -1 when the counters are missing.
+ */
+long long sys_rmap_items(const struct sys_sample *ss);
+
+#endif

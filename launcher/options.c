@@ -1,0 +1,406 @@
+/*
+ * options.c: ksm-run's options.  Everything that can be refused is refused
+ * here, before any knob is written or the command started: values by the
+ * same parsers that the library and the knobs use, combinations by the
+ * rules of each mode.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/msg.h"
+#include "common/parse.h"
+#include "host/knobs.h"
+#include "ksmenable.h"
+#include "options.h"
+
+enum {
+	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
+	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
+	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
+	O_LIST_OPTIONS, O_LIST_KNOBS,
+};
+
+/* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
+static const char *const aliases[] = {
+	"pages-to-scan", "sleep-millisecs", "smart-scan", "advisor",
+	"advisor-target-scan-time", "advisor-max-cpu", "advisor-min-pages-to-scan",
+	"advisor-max-pages-to-scan", "max-page-sharing", "use-zero-pages", "merge-across-nodes",
+};
+#define NALIAS (int)(sizeof aliases / sizeof aliases[0])
+
+static const struct option base_opts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "mode", required_argument, NULL, O_MODE },
+	{ "allow", required_argument, NULL, O_ALLOW },
+	{ "deny", required_argument, NULL, O_DENY },
+	{ "min-size", required_argument, NULL, O_MIN_SIZE },
+	{ "rescan-ms", required_argument, NULL, O_RESCAN },
+	{ "log", required_argument, NULL, O_LOG },
+	{ "no-inherit", no_argument, NULL, O_NO_INHERIT },
+	{ "preload", required_argument, NULL, O_PRELOAD },
+	{ "no-preload", no_argument, NULL, O_NO_PRELOAD },
+	{ "set", required_argument, NULL, O_SET },
+	{ "no-tune", no_argument, NULL, O_NO_TUNE },
+	{ "keep-knobs", no_argument, NULL, O_KEEP },
+	{ "strict", no_argument, NULL, O_STRICT },
+	{ "report-file", required_argument, NULL, O_REPORT_FILE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "interval", required_argument, NULL, O_INTERVAL },
+	{ "status", no_argument, NULL, O_STATUS },
+	{ "restore", no_argument, NULL, O_RESTORE },
+	{ "estimate", required_argument, NULL, O_ESTIMATE },
+	{ "settle", required_argument, NULL, O_SETTLE },
+	{ "profile", no_argument, NULL, O_PROFILE },
+	{ "threshold", required_argument, NULL, O_THRESHOLD },
+	{ "list-options", no_argument, NULL, O_LIST_OPTIONS },
+	{ "list-knobs", no_argument, NULL, O_LIST_KNOBS },
+};
+#define NBASE (int)(sizeof base_opts / sizeof base_opts[0])
+#define NALL (NBASE + NALIAS)
+
+static struct option all_opts[NALL + 1];
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
+"       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
+"       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
+"       ksm-run --status | --restore | --help | --version\n"
+"Run COMMAND with kernel samepage merging (KSM) enabled, tune ksmd while it\n"
+"runs, restore the knobs afterwards and report the memory saved.\n"
+"\n"
+"Enabling (passed to libksmenable.so as KSM_ENABLE_*):\n"
+"  --mode=auto|prctl|madvise|off   how the library enables KSM (default auto)\n"
+"  --allow=LIST, --deny=LIST       selectors: all heap stack anon anon:GLOB file:GLOB\n"
+"  --min-size=SIZE                 smallest region to advise (e.g. 64K)\n"
+"  --rescan-ms=N                   rescan period for new regions (0: off)\n"
+"  --log=quiet|error|warn|info|debug\n"
+"  --no-inherit                    programs the command runs do not load the library\n"
+"  --preload=PATH                  use this library; --no-preload: prctl only\n"
+"Global knobs (root; restored when the command ends):\n"
+"  --set NAME=VALUE                any writable file in /sys/kernel/mm/ksm\n"
+"  --pages-to-scan=N --sleep-millisecs=N --smart-scan=0|1 --advisor=none|scan-time\n"
+"  --advisor-target-scan-time=S --advisor-max-cpu=PCT --advisor-min-pages-to-scan=N\n"
+"  --advisor-max-pages-to-scan=N --max-page-sharing=N --use-zero-pages=0|1\n"
+"  --merge-across-nodes=0|1\n"
+"  --no-tune       no default tuning (only run=1 when KSM is off)\n"
+"  --keep-knobs    leave the knobs as set when the command ends\n"
+"  --strict        a knob that cannot be written is an error (exit 125)\n"
+"  --restore       put back knobs left by a ksm-run that was killed\n"
+"Report (on stderr when the command ends):\n"
+"  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
+"  --status        KSM state, kernel support, top merging processes\n"
+"Evaluating a workload:\n"
+"  --estimate=TARGET   predict the savings of running processes without KSM;\n"
+"                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
+"  --settle=SECONDS    with --estimate: two passes; pages that change are volatile\n"
+"  --profile           run COMMAND with all memory mergeable and recommend an\n"
+"                      allow list from what merged\n"
+"  --threshold=PCT     with --profile: keep this share of the merged memory (95)\n"
+"Exit status: the command's; 125 ksm-run failed; 126 COMMAND cannot run;\n"
+"127 COMMAND not found; the command's signal is re-raised.\n");
+}
+
+/* The option table: the base options, then the knob aliases. */
+static void build_table(void)
+{
+	memcpy(all_opts, base_opts, sizeof base_opts);
+	for (int i = 0; i < NALIAS; i++)
+		all_opts[NBASE + i] = (struct option){ aliases[i], required_argument, NULL, O_ALIAS };
+	memset(&all_opts[NALL], 0, sizeof all_opts[0]);
+}
+
+/* Edit distance with transpositions, for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return (size_t)-1;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* The known option nearest to NAME, if near enough to be a typo. */
+static const char *nearest_option(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1, limit = strlen(name) / 3 + 1;
+
+	if (limit > 3)
+		limit = 3;
+	for (int i = 0; i < NALL; i++) {
+		size_t d = distance(name, all_opts[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = all_opts[i].name;
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+_Noreturn static void unknown_option(const char *arg, int optopt_)
+{
+	char name[64];
+	const char *near;
+	size_t len;
+
+	if (optopt_ && optopt_ < 256)
+		die("unknown option '-%c' (see --help)", optopt_);
+	if (optopt_) {
+		for (int i = 0; i < NALL; i++)
+			if (all_opts[i].val == optopt_ && optopt_ != O_ALIAS)
+				die("option '--%s' needs a value: --%s=VALUE (see --help)",
+				    all_opts[i].name, all_opts[i].name);
+		die("option '%s' needs a value: %s=VALUE (see --help)", arg, arg);
+	}
+	if (strncmp(arg, "--", 2)) {
+		die("unknown option '%s' (see --help)", arg);
+	}
+	len = strcspn(arg + 2, "=");
+	snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), arg + 2);
+	if ((near = nearest_option(name)))
+		die("unknown option '--%s': did you mean '--%s'? (see --help)", name, near);
+	die("unknown option '--%s' (see --help)", name);
+}
+
+static void add_knob(struct opts *o, const char *name, const char *value)
+{
+	char why[256];
+
+	if (knob_validate(name, value, why, sizeof why))
+		die("%s", why);
+	if (!strcmp(name, "pages_to_scan") || !strcmp(name, "sleep_millisecs") ||
+	    !strncmp(name, "advisor_", 8))
+		o->user_rate = true;
+	knob_put(&o->knobs, name, value);
+}
+
+static void set_knob_option(struct opts *o, const char *arg)
+{
+	char name[KNOB_NAME_MAX];
+	const char *eq = strchr(arg, '=');
+
+	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name)
+		die("--set %s: expected NAME=VALUE", arg);
+	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+	add_knob(o, name, eq + 1);
+}
+
+static void alias_option(struct opts *o, const char *alias, const char *value)
+{
+	char name[KNOB_NAME_MAX];
+
+	snprintf(name, sizeof name, "%s", strcmp(alias, "advisor") ? alias : "advisor-mode");
+	for (char *p = name; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	add_knob(o, name, value);
+}
+
+static double seconds_option(const char *opt, const char *s, double lo, double hi)
+{
+	double v;
+
+	if (parse_double(s, lo, hi, &v))
+		die("--%s=%s: not a number of seconds in %g..%g", opt, s, lo, hi);
+	return v;
+}
+
+static void list_options(void)
+{
+	for (int i = 0; all_opts[i].name; i++)
+		printf("--%s%s\n", all_opts[i].name, all_opts[i].has_arg ? "=" : "");
+}
+
+static void list_knobs(void)
+{
+	for (int i = 0; knob_known_name(i); i++)
+		printf("%s\n", knob_known_name(i));
+}
+
+static void set_action(struct opts *o, enum action a, const char *opt)
+{
+	if (o->action != ACT_RUN && o->action != a)
+		die("%s cannot be combined with --estimate, --profile, --status or --restore", opt);
+	o->action = a;
+}
+
+static void take_option(struct opts *o, int c, int idx, const char *arg)
+{
+	/* A value given on the command line must say something. */
+	if (arg && !*arg)
+		die("option '--%s' needs a value, not an empty one (see --help)", all_opts[idx].name);
+	switch (c) {
+	case 'h': usage(stdout); exit(0);
+	case 'V': printf("ksm-run %s\n", KSMENABLE_VERSION); exit(0);
+	case 'q': o->quiet = true; break;
+	case O_MODE: o->mode = arg; break;
+	case O_ALLOW: o->allow = arg; break;
+	case O_DENY: o->deny = arg; break;
+	case O_MIN_SIZE: o->min_size = arg; break;
+	case O_RESCAN: o->rescan = arg; break;
+	case O_LOG: o->log = arg; break;
+	case O_NO_INHERIT: o->no_inherit = true; break;
+	case O_PRELOAD: o->preload = arg; break;
+	case O_NO_PRELOAD: o->no_preload = true; break;
+	case O_SET: set_knob_option(o, arg); break;
+	case O_ALIAS: alias_option(o, all_opts[idx].name, arg); break;
+	case O_NO_TUNE: o->no_tune = true; break;
+	case O_KEEP: o->keep = true; break;
+	case O_STRICT: o->strict = true; break;
+	case O_REPORT_FILE: o->report_file = arg; break;
+	case O_JSON: o->json = true; break;
+	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
+	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); o->estimate = arg; break;
+	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
+	case O_PROFILE: set_action(o, ACT_PROFILE, "--profile"); break;
+	case O_THRESHOLD:
+		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)
+			die("--threshold=%s: not a percentage in (0, 100]", arg);
+		break;
+	case O_STATUS: set_action(o, ACT_STATUS, "--status"); break;
+	case O_RESTORE: set_action(o, ACT_RESTORE, "--restore"); break;
+	case O_LIST_OPTIONS: list_options(); exit(0);
+	case O_LIST_KNOBS: list_knobs(); exit(0);
+	}
+}
+
+/* The evaluation modes' own rules. */
+static void check_evaluation(struct opts *o, char **cmd)
+{
+	if (o->settle && o->action != ACT_ESTIMATE)
+		die("--settle goes with --estimate");
+	if (o->threshold && o->action != ACT_PROFILE)
+		die("--threshold goes with --profile");
+	if (o->action == ACT_ESTIMATE && *cmd)
+		die("--estimate reads running processes and takes no command ('%s')", cmd[0]);
+	if (o->action == ACT_PROFILE) {
+		if (o->mode && strcmp(o->mode, "prctl"))
+			die("--profile runs the command with all of its memory mergeable (prctl); "
+			    "it cannot take --mode=%s", o->mode);
+		if (o->allow || o->deny || o->min_size)
+			die("--profile merges all memory to find what merges; --allow, --deny and "
+			    "--min-size are for the run that follows its advice");
+		o->mode = "prctl";
+		if (!o->threshold)
+			o->threshold = 95;
+	}
+}
+
+/* The kernel refuses pages_to_scan under the scan-time advisor: say so now. */
+static void check_knob_combination(const struct opts *o)
+{
+	const char *mode = knob_lookup(&o->knobs, "advisor_mode");
+	char cur[KNOB_VALUE_MAX];
+
+	if (!knob_lookup(&o->knobs, "pages_to_scan"))
+		return;
+	if (!mode && !knob_read("advisor_mode", cur, sizeof cur))
+		mode = cur;
+	if (mode && !strcmp(mode, "scan-time"))
+		die("pages_to_scan cannot be set while the scan-time advisor is active (the kernel "
+		    "refuses it): add --advisor=none, or set the advisor_* knobs instead");
+}
+
+/*
+ * The library's settings as the library will see them: an option, else the
+ * variable already in the environment.  Messages name whichever it was.
+ */
+static const struct { const char *var, *option; size_t off; } setting_options[] = {
+	{ "KSM_ENABLE_MODE", "--mode", offsetof(struct opts, mode) },
+	{ "KSM_ENABLE_ALLOW", "--allow", offsetof(struct opts, allow) },
+	{ "KSM_ENABLE_DENY", "--deny", offsetof(struct opts, deny) },
+	{ "KSM_ENABLE_MIN_SIZE", "--min-size", offsetof(struct opts, min_size) },
+	{ "KSM_ENABLE_RESCAN_MS", "--rescan-ms", offsetof(struct opts, rescan) },
+	{ "KSM_ENABLE_LOG", "--log", offsetof(struct opts, log) },
+};
+
+static const char *option_for(const struct opts *o, const char *var, const char **option)
+{
+	if (!strcmp(var, "KSM_ENABLE_INHERIT") && o->no_inherit) {
+		*option = "--no-inherit";
+		return "0";
+	}
+	for (size_t i = 0; i < sizeof setting_options / sizeof setting_options[0]; i++) {
+		const char *v = *(const char *const *)((const char *)o + setting_options[i].off);
+		if (!strcmp(var, setting_options[i].var) && v) {
+			*option = setting_options[i].option;
+			return v;
+		}
+	}
+	return NULL;
+}
+
+static const char *setting_get(void *ctx, const char *var)
+{
+	const char *option, *v = option_for(ctx, var, &option);
+
+	return v ? v : getenv(var);
+}
+
+static const char *setting_name(void *ctx, const char *var)
+{
+	const char *option;
+
+	return option_for(ctx, var, &option) ? option : var;
+}
+
+static void check_library_settings(struct opts *o)
+{
+	struct config_source src = { setting_get, setting_name, o };
+	char why[1024];
+
+	if (config_load(&o->lib, &src, why, sizeof why))
+		die("%s", why);
+}
+
+char **options_parse(int argc, char **argv, struct opts *o)
+{
+	char **cmd;
+	int c, idx;
+
+	memset(o, 0, sizeof *o);
+	o->interval = 1.0;
+	build_table();
+	opterr = 0;
+	/* "+": options end at the command, so its own options are left alone. */
+	while ((c = getopt_long(argc, argv, "+hVq", all_opts, &idx)) != -1) {
+		if (c == '?' || c == ':')
+			unknown_option(argv[optind - 1], optopt);
+		if (c < 256)
+			idx = 0;
+		take_option(o, c, idx, optarg);
+	}
+	cmd = argv + optind;
+	check_evaluation(o, cmd);
+	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
+		if (!*cmd)
+			die("no command given (see --help)");
+		check_knob_combination(o);
+		check_library_settings(o);
+	}
+	return cmd;
+}

@@ -1,0 +1,38 @@
+/*
+ * options.h - ksm-run's command line (options.c): the option table, the
+ * parsing, --help, and every check that can refuse an option before
+ * anything is changed or started (exit 125).
+ */
+#ifndef KSMRUN_OPTIONS_H
+#define KSMRUN_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "host/knobs.h"
+
+enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE };
+
+struct opts {
+	enum action action;
+	/* Library settings, passed on as KSM_ENABLE_*; NULL when not given. */
+	const char *mode, *allow, *deny, *min_size, *rescan, *log;
+	bool no_inherit;
+	const char *preload, *report_file, *estimate;
+	bool no_preload, no_tune, keep, strict, json, quiet;
+	double interval, settle, threshold;
+	bool user_rate;                 /* a rate knob was given: no default tuning */
+	struct knob_set knobs;          /* --set and the aliases */
+	/* The library's settings as the library will read them: the options,
+	 * else the environment (ACT_RUN and ACT_PROFILE). */
+	struct config lib;
+};
+
+/*
+ * Parses ARGV into O and returns the command (the arguments after the
+ * options, possibly none).  --help, --version and the --list-* options
+ * print and exit 0; a bad option exits 125 with a message that names it.
+ */
+char **options_parse(int argc, char **argv, struct opts *o);
+
+#endif

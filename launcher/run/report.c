@@ -1,0 +1,253 @@
+/*
+ * report.c: the report when the command ends, as text for people or as one
+ * JSON object (one line, so a --report-file can collect many runs).  The
+ * JSON keys are documented in ksm-run(1) and must stay stable.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/human.h"
+#include "common/json.h"
+#include "common/msg.h"
+#include "common/parse.h"
+#include "eval/profile.h"
+#include "host/knobs.h"
+#include "run/child.h"
+#include "run/report.h"
+#include "run/tree.h"
+
+static const char *sig_name(int sig)
+{
+	static char buf[16];
+	static const struct { int n; const char *s; } names[] = {
+		{ SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" }, { SIGILL, "SIGILL" },
+		{ SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" }, { SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" },
+		{ SIGKILL, "SIGKILL" }, { SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+		{ SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" }, { SIGXCPU, "SIGXCPU" },
+		{ SIGXFSZ, "SIGXFSZ" }, { SIGVTALRM, "SIGVTALRM" }, { SIGPROF, "SIGPROF" }, { SIGSYS, "SIGSYS" },
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].n == sig)
+			return names[i].s;
+	snprintf(buf, sizeof buf, "SIG%d", sig);
+	return buf;
+}
+
+struct figures {
+	long long page;
+	int nprocs;
+	long long tree_peak, tree_profit, tree_peak_profit;
+	double runtime, ksmd_cpu, ksmd_pct, mean_scan;
+	long long scans;
+	const struct proc_info *main;
+	bool lib_loaded;
+	const char *covered_by;
+};
+
+static long long delta(const struct sampler *s, const char *name)
+{
+	long long a = sys_value(&s->first, name), b = sys_value(&s->last, name);
+
+	return a == LLONG_MIN || b == LLONG_MIN ? LLONG_MIN : b - a;
+}
+
+static void compute(struct figures *fg, const struct report_opts *o, const struct sampler *s,
+		    const struct child *c)
+{
+	memset(fg, 0, sizeof *fg);
+	fg->page = sysconf(_SC_PAGESIZE);
+	fg->runtime = c->end - c->start;
+	for (int i = 0; i < s->nprocs; i++) {
+		fg->nprocs++;
+		fg->tree_peak += s->procs[i].peak_merging;
+		fg->tree_profit += s->procs[i].profit;
+		if (s->procs[i].peak_profit != LLONG_MIN)
+			fg->tree_peak_profit += s->procs[i].peak_profit;
+		if (s->procs[i].pid == c->pid)
+			fg->main = &s->procs[i];
+	}
+	fg->ksmd_cpu = s->first.ksmd_cpu >= 0 && s->last.ksmd_cpu >= 0 ? s->last.ksmd_cpu - s->first.ksmd_cpu : -1;
+	fg->ksmd_pct = fg->ksmd_cpu >= 0 && s->last.t > s->first.t ?
+		100.0 * fg->ksmd_cpu / (s->last.t - s->first.t) : -1;
+	fg->scans = delta(s, "full_scans");
+	fg->mean_scan = s->scans_t1 > s->scans_t0 && s->scans_t0 >= 0 ?
+		(s->scan_t1 - s->scan_t0) / (double)(s->scans_t1 - s->scans_t0) : -1;
+	const struct proc_info *m = fg->main;
+	fg->lib_loaded = m && (m->from_lib || m->lib_mapped);
+	if (m && m->from_lib && strcmp(m->mode, "none") && strcmp(m->mode, "off") && m->mode[0])
+		fg->covered_by = "library";
+	else if (m && m->merge_any == 1)
+		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "prctl";
+	else if (m && m->merge_any == 0 && m->sampled)
+		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "none";
+	else
+		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded ? "unknown" : "none";
+}
+
+static void write_json(FILE *f, const struct report_opts *o, const struct sampler *s,
+		       const struct child *c, const struct figures *fg)
+{
+	fputs("{\"command\":[", f);
+	for (char **a = o->argv; *a; a++) {
+		if (a != o->argv)
+			fputc(',', f);
+		json_str(f, *a);
+	}
+	fprintf(f, "],\"pid\":%d,\"exit\":{", (int)c->pid);
+	if (WIFSIGNALED(c->status))
+		fprintf(f, "\"how\":\"signaled\",\"code\":null,\"signal\":%d,\"signal_name\":\"%s\"",
+			WTERMSIG(c->status), sig_name(WTERMSIG(c->status)));
+	else
+		fprintf(f, "\"how\":\"exited\",\"code\":%d,\"signal\":null,\"signal_name\":null",
+			WEXITSTATUS(c->status));
+	fprintf(f, ",\"status\":%d},\"runtime_s\":%.3f", child_exit_status(c), fg->runtime);
+	fprintf(f, ",\"coverage\":{\"library_loaded\":%s,\"prctl_before_exec\":%s,\"covered_by\":\"%s\"}",
+		fg->lib_loaded ? "true" : "false", o->prctl_pre_exec ? "true" : "false", fg->covered_by);
+	fprintf(f, ",\"page_size\":%lld,\"system\":{", fg->page);
+	for (int i = 0; i < SYS_COUNTERS; i++) {
+		fprintf(f, "%s\"%s\":{\"start\":", i ? "," : "", sys_counter_names[i]);
+		json_ll(f, s->first.v[i]);
+		fputs(",\"end\":", f);
+		json_ll(f, s->last.v[i]);
+		fputs(",\"delta\":", f);
+		json_ll(f, delta(s, sys_counter_names[i]));
+		fputc('}', f);
+	}
+	fputs("},\"general_profit\":{\"start\":", f);
+	json_ll(f, sys_value(&s->first, "general_profit"));
+	fputs(",\"end\":", f);
+	json_ll(f, sys_value(&s->last, "general_profit"));
+	fputs(",\"delta\":", f);
+	json_ll(f, delta(s, "general_profit"));
+	fputs(",\"peak\":", f);
+	json_ll(f, s->profit_peak);
+	fputs("},\"full_scans\":{\"completed\":", f);
+	json_ll(f, fg->scans);
+	if (fg->mean_scan >= 0)
+		fprintf(f, ",\"mean_scan_s\":%.3f}", fg->mean_scan);
+	else
+		fputs(",\"mean_scan_s\":null}", f);
+	fputs(",\"ksmd\":{", f);
+	if (fg->ksmd_cpu >= 0)
+		fprintf(f, "\"cpu_s\":%.2f,\"cpu_percent\":%.1f}", fg->ksmd_cpu, fg->ksmd_pct);
+	else
+		fputs("\"cpu_s\":null,\"cpu_percent\":null}", f);
+	fputs(",\"processes\":[", f);
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct proc_info *p = &s->procs[i];
+		fprintf(f, "%s{\"pid\":%d,\"ppid\":%d,\"comm\":", i ? "," : "", (int)p->pid, (int)p->ppid);
+		json_str(f, p->comm);
+		fprintf(f, ",\"library\":%s,\"mode\":", p->from_lib || p->lib_mapped ? "true" : "false");
+		json_str(f, p->from_lib && p->mode[0] ? p->mode : NULL);
+		fputs(",\"error\":", f);
+		json_str(f, p->error[0] ? p->error : NULL);
+		fprintf(f, ",\"merge_any\":%s,\"peak_ksm_merging_pages\":%lld,\"ksm_process_profit\":%lld,"
+			"\"peak_ksm_process_profit\":",
+			p->merge_any < 0 ? "null" : p->merge_any ? "true" : "false", p->peak_merging, p->profit);
+		json_ll(f, p->peak_profit);
+		fprintf(f, ",\"sampled\":%s,\"exit_line\":%s}", p->sampled ? "true" : "false",
+			p->from_lib ? "true" : "false");
+	}
+	fprintf(f, "],\"tree\":{\"processes\":%d,\"peak_ksm_merging_pages\":%lld,\"peak_merged_bytes\":%lld,"
+		"\"ksm_process_profit\":%lld,\"peak_ksm_process_profit\":%lld},\"knobs\":{", fg->nprocs,
+		fg->tree_peak, fg->tree_peak * fg->page, fg->tree_profit, fg->tree_peak_profit);
+	for (int i = 0; i < o->knobs->n; i++) {
+		long long v;
+		fprintf(f, "%s\"%s\":", i ? "," : "", o->knobs->k[i].name);
+		if (!parse_ll(o->knobs->k[i].value, LLONG_MIN + 1, LLONG_MAX, &v))
+			fprintf(f, "%lld", v);
+		else
+			json_str(f, o->knobs->k[i].value);
+	}
+	fputs("},\"tuning\":", f);
+	json_str(f, o->tuning);
+	if (o->profile) {
+		fputc(',', f);
+		profile_json(f, o->profile);
+	}
+	fputs("}\n", f);
+}
+
+static void write_text(FILE *f, const struct report_opts *o, const struct sampler *s,
+		       const struct child *c, const struct figures *fg)
+{
+	fputs("ksm-run: report\n  command:  ", f);
+	for (char **a = o->argv; *a; a++)
+		fprintf(f, "%s%s", a == o->argv ? "" : " ", *a);
+	if (WIFSIGNALED(c->status))
+		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(c->status)), fg->runtime);
+	else
+		fprintf(f, "\n  ended:    exit status %d after %.2f s\n", WEXITSTATUS(c->status), fg->runtime);
+	fprintf(f, "  enabled:  %s\n",
+		!strcmp(fg->covered_by, "library") ? "by libksmenable in the command" :
+		!strcmp(fg->covered_by, "prctl") ? (fg->lib_loaded ? "by the prctl (libksmenable loaded)" :
+			"by the prctl before exec only: libksmenable did not load (static, setuid, or cleared environment)") :
+		!strcmp(fg->covered_by, "none") ? "NOTHING enabled KSM in the command" :
+		"not observed (the command ended before the first sample)");
+	fputs("  system-wide, every process on this machine (not only this command):\n", f);
+	fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
+		human_bytes(sys_value(&s->first, "general_profit"), false), human_bytes(sys_value(&s->last, "general_profit"), false),
+		human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));
+	for (int i = 1; i < 6; i++)
+		fprintf(f, "    %-15s %lld -> %lld pages\n", sys_counter_names[i], s->first.v[i], s->last.v[i]);
+	fprintf(f, "    full scans      %lld during the run", fg->scans);
+	if (fg->mean_scan >= 0)
+		fprintf(f, ", %.1f s per scan", fg->mean_scan);
+	fprintf(f, "\n    pages_scanned   +%lld, pages_skipped +%lld\n", delta(s, "pages_scanned"),
+		delta(s, "pages_skipped") == LLONG_MIN ? 0 : delta(s, "pages_skipped"));
+	if (fg->ksmd_cpu >= 0)
+		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
+	fprintf(f, "  this command's process tree (what this command earned):\n");
+	fprintf(f, "    %7s %7s %-16s %-8s %12s %12s %12s\n", "PID", "PPID", "COMM", "LIBRARY", "PEAK MERGED",
+		"PEAK PROFIT", "LAST PROFIT");
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct proc_info *p = &s->procs[i];
+		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)p->ppid, p->comm,
+			p->from_lib ? (p->mode[0] ? p->mode : "yes") : p->lib_mapped ? "yes" : "no",
+			human_bytes(p->peak_merging * fg->page, false), human_bytes(p->peak_profit, false), human_bytes(p->profit, false));
+	}
+	fprintf(f, "    total: %d process%s, peak merged %s, peak profit %s, last profit %s\n", fg->nprocs,
+		fg->nprocs == 1 ? "" : "es", human_bytes(fg->tree_peak * fg->page, false), human_bytes(fg->tree_peak_profit, false),
+		human_bytes(fg->tree_profit, false));
+	fputs("  knobs in force:", f);
+	for (int i = 0; i < o->knobs->n; i++)
+		fprintf(f, " %s=%s", o->knobs->k[i].name, o->knobs->k[i].value);
+	fprintf(f, "\n  tuning:   %s\n", o->tuning);
+	if (o->profile)
+		profile_print(f, o->profile);
+}
+
+int report_write(const struct report_opts *o, const struct sampler *s, const struct child *c)
+{
+	struct figures fg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	int r = 0;
+
+	if (!mem)
+		return -errno;
+	compute(&fg, o, s, c);
+	if (o->json)
+		write_json(mem, o, s, c, &fg);
+	else
+		write_text(mem, o, s, c, &fg);
+	fclose(mem);
+	if (o->file) {
+		FILE *f = fopen(o->file, "ae");
+		if (!f || fputs(text, f) < 0 || fclose(f)) {
+			msg_errno(errno, "cannot write the report to %s", o->file);
+			r = -1;
+		}
+	} else if (fputs(text, stderr) < 0) {
+		r = -1;
+	}
+	free(text);
+	return r;
+}

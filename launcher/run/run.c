@@ -1,0 +1,331 @@
+/*
+ * run.c: running a command under ksm-run, as a recipe of steps.  Each step
+ * before start_command() may refuse (exit 125) and changes nothing that a
+ * later refusal would leave behind; from start_command() on, ksm-run must
+ * not bail out: it supervises the command to its end, restores the knobs,
+ * reports, and ends like the command did.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/msg.h"
+#include "eval/profile.h"
+#include "host/knobs.h"
+#include "host/knobstate.h"
+#include "host/tune.h"
+#include "kernel_abi.h"
+#include "paths.h"
+#include "run/child.h"
+#include "run/elf.h"
+#include "run/preload.h"
+#include "run/report.h"
+#include "run/run.h"
+#include "run/tree.h"
+
+struct run {
+	const struct opts *o;
+	char **cmd;
+	char lib[PATH_MAX];
+	bool have_lib;
+	bool prctl_pre_exec;          /* the process-wide flag is set before exec */
+	bool registered;              /* this run holds a share of the saved knob state */
+	struct tuner tuner;
+	char report_tmp[64];          /* the library's exit lines, made here; "" none */
+	const char *report_path;      /* where the library writes them */
+	struct sampler s;
+	struct child c;
+	struct profile prof;
+};
+
+/* --report-file must be writable before anything runs. */
+static void check_report_file(const struct opts *o)
+{
+	int fd;
+
+	if (!o->report_file)
+		return;
+	if ((fd = open(o->report_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+		die_errno(errno, "--report-file=%s", o->report_file);
+	close(fd);
+}
+
+static void find_library(struct run *r)
+{
+	const struct opts *o = r->o;
+
+	if (o->no_preload)
+		return;
+	r->have_lib = preload_find(o->preload, r->lib, sizeof r->lib) == 0;
+	if (r->have_lib)
+		return;
+	if (o->preload)
+		exit(EXIT_OWN);          /* preload_find said why */
+	if (o->strict || config_coverage(&o->lib) == COVER_SELECTION)
+		die("libksmenable.so not found next to ksm-run, in ../lib or in %s (use --preload=PATH)",
+		    KSMENABLE_LIBDIR);
+	msg("libksmenable.so not found; only the prctl before exec enables KSM");
+}
+
+/*
+ * The library's own rule (config_coverage) decides whether the process-wide
+ * flag is set before exec.  A selection needs the library inside the
+ * command, which a static binary never loads: the prctl would merge
+ * everything the selection keeps out, so the command runs without KSM.
+ */
+static void decide_coverage(struct run *r)
+{
+	switch (config_coverage(&r->o->lib)) {
+	case COVER_NOTHING:
+		r->prctl_pre_exec = false;
+		return;
+	case COVER_PROCESS:
+		r->prctl_pre_exec = true;
+		return;
+	case COVER_SELECTION:
+		r->prctl_pre_exec = false;
+		if (exec_kind_of(r->cmd[0]) != EXEC_STATIC)
+			return;
+		if (r->o->strict)
+			die("--strict: '%s' is a static binary, which cannot be covered selectively "
+			    "(the library cannot load in it); nothing was run", r->cmd[0]);
+		msg("'%s' is a static binary: the library cannot load in it, and a static binary "
+		    "cannot be covered selectively (--allow, --deny, --min-size, --mode=madvise); "
+		    "it runs without KSM (use --mode=prctl to merge all of its memory)", r->cmd[0]);
+		return;
+	}
+}
+
+/* The knobs this run wants: the user's, the default tuning's, and run=1. */
+static void wanted_knobs(struct run *r, struct knob_set *want)
+{
+	char val[KNOB_VALUE_MAX];
+	const struct opts *o = r->o;
+
+	*want = o->knobs;
+	if (!o->user_rate && !o->no_tune) {
+		bool sleep_known = knob_read("sleep_millisecs", val, sizeof val) == 0;
+		tune_start(&r->tuner, sleep_known ? val : NULL, access(KSM_SYSFS_DIR "/advisor_mode", F_OK) == 0,
+			   now_s(), want);
+	}
+	if (!knob_lookup(want, "run") && !knob_read("run", val, sizeof val) && strcmp(val, "1"))
+		knob_put(want, "run", "1");
+}
+
+/*
+ * Writes what differs from now, saving the values from before under the
+ * lock (knobstate) so that they are restored when the last run ends.
+ * Without the right to write, one warning per knob, and no tuning.
+ */
+static void set_knobs(struct run *r)
+{
+	struct knob_set want, todo = { 0 };
+	char val[KNOB_VALUE_MAX];
+	const struct opts *o = r->o;
+	int bad = 0, err = 0;
+
+	wanted_knobs(r, &want);
+	for (int i = 0; i < want.n; i++)
+		if (knob_read(want.k[i].name, val, sizeof val) || strcmp(val, want.k[i].value))
+			knob_put(&todo, want.k[i].name, want.k[i].value);
+	if (!todo.n) {
+		/* A concurrent run set what we want: share its saved state. */
+		if (!o->keep && knobstate_exists() && !knobstate_begin(&todo))
+			r->registered = true;
+		return;
+	}
+	for (int i = 0; i < todo.n; i++)
+		if (!knob_probe_writable(todo.k[i].name, &err)) {
+			msg("cannot set %s=%s: %s%s", todo.k[i].name, todo.k[i].value,
+			    strerror(err), knob_write_hint(todo.k[i].name, err));
+			bad++;
+		}
+	if (bad && o->strict)
+		die("--strict: %d knob%s cannot be written; nothing was run", bad, bad > 1 ? "s" : "");
+	if (bad) {
+		r->tuner.phase = TUNE_OFF;
+		return;
+	}
+	if (o->keep) {
+		knobs_apply(&todo, NULL);
+		return;
+	}
+	r->registered = true;
+	if (knobstate_begin(&todo) && o->strict) {
+		knobstate_end();
+		die("--strict: the knobs could not all be set; nothing was run");
+	}
+}
+
+/* Where the library in the command writes its exit lines. */
+static void open_report_channel(struct run *r)
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	r->report_path = getenv("KSM_ENABLE_REPORT");
+	if (r->report_path || !r->have_lib)
+		return;
+	snprintf(r->report_tmp, sizeof r->report_tmp, "%s/ksm-run.XXXXXX",
+		 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+	if ((fd = mkostemp(r->report_tmp, O_CLOEXEC)) < 0) {
+		r->report_tmp[0] = '\0';
+		return;
+	}
+	/* Write-only for others: commands that drop privileges still report. */
+	fchmod(fd, 0622);
+	close(fd);
+	r->report_path = r->report_tmp;
+}
+
+static void setenv_opt(const char *name, const char *value)
+{
+	if (value && setenv(name, value, 1))
+		die_errno(errno, "cannot set %s", name);
+}
+
+/* The settings go to the library in the command as KSM_ENABLE_*. */
+static void export_settings(struct run *r)
+{
+	const struct opts *o = r->o;
+
+	setenv_opt("KSM_ENABLE_REPORT", r->report_tmp[0] ? r->report_tmp : NULL);
+	setenv_opt("KSM_ENABLE_MODE", o->mode);
+	setenv_opt("KSM_ENABLE_ALLOW", o->allow);
+	setenv_opt("KSM_ENABLE_DENY", o->deny);
+	setenv_opt("KSM_ENABLE_MIN_SIZE", o->min_size);
+	setenv_opt("KSM_ENABLE_RESCAN_MS", o->rescan);
+	setenv_opt("KSM_ENABLE_LOG", o->log);
+	setenv_opt("KSM_ENABLE_INHERIT", o->no_inherit ? "0" : NULL);
+	if (r->have_lib && preload_setenv(r->lib))
+		msg("cannot set LD_PRELOAD; only the prctl before exec enables KSM");
+}
+
+/* Undoes what the steps before the start did, for a command that never started. */
+static void undo_before_start(struct run *r)
+{
+	if (r->registered)
+		knobstate_end();
+	if (r->report_tmp[0])
+		unlink(r->report_tmp);
+}
+
+static int start_command(struct run *r)
+{
+	int err;
+	struct proc_info *mp;
+	const char *base = strrchr(r->cmd[0], '/');
+
+	sample_init(&r->s, getpid(), r->have_lib ? r->lib : NULL, r->report_path);
+	if ((err = child_start(&r->c, r->cmd, r->prctl_pre_exec))) {
+		msg_errno(-err, "cannot start %s", r->cmd[0]);
+		undo_before_start(r);
+		return -1;
+	}
+	/* A closed stderr must not kill ksm-run before it exits like the command. */
+	signal(SIGPIPE, SIG_IGN);
+	if ((mp = sample_proc(&r->s, r->c.pid))) {
+		mp->ppid = getpid();
+		snprintf(mp->comm, sizeof mp->comm, "%.15s", base ? base + 1 : r->cmd[0]);
+	}
+	return 0;
+}
+
+/* The command's process tree, as the sampler knows it, for --profile. */
+static void profile_tree(struct run *r)
+{
+	pid_t pids[4096];
+	size_t n = 0;
+
+	for (int i = 0; i < r->s.nprocs && n < sizeof pids / sizeof pids[0]; i++)
+		pids[n++] = r->s.procs[i].pid;
+	profile_sample(&r->prof, pids, n);
+}
+
+static void supervise(struct run *r)
+{
+	struct knob_set writes;
+	int wait_ms = 100;	/* an early first sample catches short commands */
+
+	if (r->o->action == ACT_PROFILE)
+		profile_init(&r->prof, r->o->threshold);
+	while (!child_wait(&r->c, wait_ms)) {
+		sample_tick(&r->s);
+		tune_tick(&r->tuner, &r->s.first, &r->s.last, &writes);
+		if (writes.n && knobs_apply(&writes, NULL))
+			msg("tuning: cannot change the scan rate");
+		if (r->o->action == ACT_PROFILE)
+			profile_tree(r);
+		wait_ms = (int)(r->o->interval * 1000);
+	}
+	if (r->c.exec_errno)
+		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
+	else
+		sample_tick(&r->s);
+	if (r->o->action == ACT_PROFILE)
+		profile_finish(&r->prof);
+}
+
+static const char *tuning_summary(const struct run *r)
+{
+	if (r->o->user_rate)
+		return "user";
+	if (r->o->no_tune)
+		return "off";
+	if (r->tuner.handover[0])
+		return r->tuner.handover;
+	if (r->tuner.phase == TUNE_BOOST)
+		return "boost 5000/10ms (the command ended before the hand-over)";
+	return "none (the knobs could not be written)";
+}
+
+static void finish(struct run *r)
+{
+	struct knob_set in_force;
+
+	knobs_read_all(&in_force);
+	if (r->registered && knobstate_end())
+		msg("the knobs could not all be restored: see `ksm-run --status`");
+	if (!r->c.exec_errno && !r->o->quiet) {
+		struct report_opts ro = {
+			.json = r->o->json, .file = r->o->report_file, .argv = r->cmd,
+			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
+			.tuning = tuning_summary(r),
+			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
+		};
+		report_write(&ro, &r->s, &r->c);
+	}
+	if (r->report_tmp[0])
+		unlink(r->report_tmp);
+}
+
+int run_command(const struct opts *o, char **cmd)
+{
+	static struct run r;
+	int err;
+
+	r.o = o;
+	r.cmd = cmd;
+	check_report_file(o);
+	find_library(&r);
+	decide_coverage(&r);
+	/* From here on, the forwarded signals wait until the knobs are restored. */
+	if ((err = child_prepare_signals()))
+		die_errno(-err, "cannot block signals");
+	set_knobs(&r);
+	open_report_channel(&r);
+	export_settings(&r);
+	if (start_command(&r))
+		return EXIT_OWN;
+	/* ---- The command runs: from here ksm-run must not bail out. ---- */
+	supervise(&r);
+	finish(&r);
+	child_exit_like(&r.c);
+}

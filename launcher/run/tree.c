@@ -1,0 +1,251 @@
+/*
+ * tree.c: what the report is made of.  The machine's counters at the start
+ * and now, and the command's process tree, walked through
+ * /proc/PID/task/TID/children from ksm-run itself (a subreaper, so orphans
+ * stay in the tree), plus the exit lines that libksmenable appends to
+ * KSM_ENABLE_REPORT.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/parse.h"
+#include "common/procfs.h"
+#include "host/counters.h"
+#include "ksmstat.h"
+#include "run/tree.h"
+
+/* Checking the maps is costly; a library that loads does so at exec. */
+#define MAPS_CHECKS 3
+
+static void read_lib_lines(struct sampler *s);
+
+struct proc_info *sample_proc(struct sampler *s, pid_t pid)
+{
+	for (int i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	if (s->nprocs == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 64;
+		struct proc_info *p = realloc(s->procs, (size_t)cap * sizeof *p);
+		if (!p)
+			return NULL;
+		s->procs = p;
+		s->cap = cap;
+	}
+	struct proc_info *p = &s->procs[s->nprocs++];
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->merge_any = -1;
+	p->peak_profit = LLONG_MIN;
+	return p;
+}
+
+static void read_ksm_stat(pid_t pid, struct proc_info *p)
+{
+	struct ksmenable_stat st;
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	if (ksm_stat_parse(path, &st))
+		return;
+	if (st.merging_pages > p->peak_merging)
+		p->peak_merging = st.merging_pages;
+	if (st.process_profit != -1) {
+		p->profit = st.process_profit;
+		if (st.process_profit > p->peak_profit)
+			p->peak_profit = st.process_profit;
+	}
+	if (st.merge_any >= 0)
+		p->merge_any = st.merge_any;
+}
+
+static bool maps_have(pid_t pid, const char *lib)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, lib) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void visit(struct sampler *s, pid_t pid, pid_t ppid, int depth)
+{
+	char path[80];
+	struct proc_stat st;
+	struct proc_info *p;
+	DIR *d;
+	struct dirent *e;
+
+	if (depth > 64 || proc_stat_read(pid, &st))
+		return;
+	if (pid != s->root && (p = sample_proc(s, pid))) {
+		p->ppid = ppid;
+		p->sampled = true;
+		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
+		read_ksm_stat(pid, p);
+		if (s->libpath && !p->lib_mapped && p->maps_checks < MAPS_CHECKS) {
+			p->maps_checks++;
+			p->lib_mapped = maps_have(pid, s->libpath);
+		}
+	}
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		long long tid;
+		FILE *f;
+		int child;
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &tid))
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%lld/children", (int)pid, tid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fscanf(f, "%d", &child) == 1)
+			visit(s, child, pid, depth + 1);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path)
+{
+	memset(s, 0, sizeof *s);
+	s->root = root;
+	s->libpath = libpath;
+	s->report_path = report_path;
+	s->ksmd = ksmd_find();
+	counters_sample(&s->first, s->ksmd);
+	s->last = s->first;
+	s->profit_peak = sys_value(&s->first, "general_profit");
+	s->scans_t0 = s->scans_t1 = -1;
+	if (report_path) {
+		int fd = open(report_path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			s->report_off = lseek(fd, 0, SEEK_END);
+			close(fd);
+		}
+	}
+}
+
+void sample_tick(struct sampler *s)
+{
+	long long prev = sys_value(&s->last, "full_scans"), cur;
+
+	counters_sample(&s->last, s->ksmd);
+	cur = sys_value(&s->last, "full_scans");
+	if (sys_value(&s->last, "general_profit") > s->profit_peak)
+		s->profit_peak = sys_value(&s->last, "general_profit");
+	/* Times when a full scan ended, to the resolution of the interval. */
+	if (cur != LLONG_MIN && prev != LLONG_MIN && cur != prev) {
+		if (s->scans_t0 < 0) {
+			s->scans_t0 = cur;
+			s->scan_t0 = s->last.t;
+		} else {
+			s->scans_t1 = cur;
+			s->scan_t1 = s->last.t;
+		}
+	}
+	visit(s, s->root, 0, 0);
+	read_lib_lines(s);
+}
+
+/* A value in one of the library's JSON lines: the text after "key":. */
+static const char *json_field(const char *line, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	if (!(p = strstr(line, pat)))
+		return NULL;
+	p += strlen(pat);
+	while (*p == ' ')
+		p++;
+	return p;
+}
+
+static void json_string(const char *v, char *out, size_t len)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	if (!v || *v != '"')
+		return;
+	for (v++; *v && *v != '"' && n + 1 < len; v++) {
+		if (*v == '\\' && v[1])
+			v++;
+		out[n++] = *v;
+	}
+	out[n] = '\0';
+}
+
+static void lib_line(struct sampler *s, const char *line)
+{
+	const char *v;
+	long long pid, n;
+	struct proc_info *p;
+
+	if (!(v = json_field(line, "pid")) || sscanf(v, "%lld", &pid) != 1 || pid <= 0 || pid > INT_MAX)
+		return;
+	if (!(p = sample_proc(s, (pid_t)pid)))
+		return;
+	p->from_lib = true;
+	if ((v = json_field(line, "ppid")) && sscanf(v, "%lld", &n) == 1)
+		p->ppid = (pid_t)n;
+	if ((v = json_field(line, "comm")))
+		json_string(v, p->comm, sizeof p->comm);
+	if ((v = json_field(line, "mode")))
+		json_string(v, p->mode, sizeof p->mode);
+	if ((v = json_field(line, "error")))
+		json_string(v, p->error, sizeof p->error);
+	if ((v = json_field(line, "ksm_merging_pages")) && sscanf(v, "%lld", &n) == 1 && n > p->peak_merging)
+		p->peak_merging = n;
+	if ((v = json_field(line, "ksm_process_profit")) && sscanf(v, "%lld", &n) == 1) {
+		p->profit = n;
+		if (n > p->peak_profit)
+			p->peak_profit = n;
+	}
+	if ((v = json_field(line, "ksm_merge_any")))
+		p->merge_any = !strncmp(v, "true", 4);
+}
+
+static void read_lib_lines(struct sampler *s)
+{
+	char buf[8192];
+	ssize_t n;
+	int fd;
+
+	if (!s->report_path || (fd = open(s->report_path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	/* Only whole lines are consumed; a partial one is read again later. */
+	while ((n = pread(fd, buf, sizeof buf - 1, s->report_off)) > 0) {
+		char *line = buf, *nl;
+		buf[n] = '\0';
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			lib_line(s, line);
+			line = nl + 1;
+		}
+		if (line == buf) {
+			/* A line longer than the buffer: skip it. */
+			s->report_off += n;
+			continue;
+		}
+		s->report_off += line - buf;
+	}
+	close(fd);
+}

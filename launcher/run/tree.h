@@ -1,0 +1,50 @@
+/*
+ * tree.h - sampling the command's process tree and the machine's KSM
+ * counters while the command runs (tree.c): the figures of the report.
+ */
+#ifndef KSMRUN_TREE_H
+#define KSMRUN_TREE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "host/counters.h"
+
+struct proc_info {
+	pid_t pid, ppid;
+	char comm[32];
+	long long peak_merging;
+	long long profit, peak_profit;
+	int merge_any;		/* -1 unknown, 0, 1 */
+	bool sampled, from_lib, lib_mapped;
+	int maps_checks;
+	char mode[16];
+	char error[128];
+};
+
+struct sampler {
+	struct sys_sample first, last;
+	long long profit_peak;	/* highest general_profit seen */
+	double scan_t0, scan_t1;	/* times full_scans first and last moved */
+	long long scans_t0, scans_t1;
+	int nprocs, cap;
+	struct proc_info *procs;
+	pid_t ksmd;
+	const char *libpath;
+	const char *report_path;
+	off_t report_off;
+	pid_t root;
+};
+
+/*
+ * ROOT is ksm-run itself (its children are the tree); LIBPATH the library
+ * whose mapping shows it loaded (or NULL); REPORT_PATH the library's exit
+ * lines (or NULL).  Takes the first sample of the counters.
+ */
+void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path);
+/* One sample: counters, every process of the tree, new exit lines. */
+void sample_tick(struct sampler *s);
+/* The record of PID, made if new; NULL when out of memory (it is not followed). */
+struct proc_info *sample_proc(struct sampler *s, pid_t pid);
+
+#endif

@@ -1,0 +1,11 @@
+/* selection.c - the one rule that turns a selection into a region choice. */
+#include "selection.h"
+
+int region_selected(const struct selection *sel, const struct region *r)
+{
+	if (r->cls == REGION_SHARED || r->cls == REGION_SPECIAL)
+		return 0;
+	if (r->end - r->start < sel->min_size)
+		return 0;
+	return selector_matches(sel->allow, r) && !selector_matches(sel->deny, r);
+}

@@ -1,0 +1,20 @@
+/*
+ * selection.h - which regions a configuration makes mergeable: an allow
+ * list, a deny list and a minimum size, judged the same way by the library
+ * (madvise mode, the API) and by ksm-run (--estimate, --profile).
+ */
+#ifndef KSMENABLE_SELECTION_H
+#define KSMENABLE_SELECTION_H
+
+#include "maps.h"
+#include "selector.h"
+
+struct selection {
+	const struct selector_list *allow, *deny;
+	unsigned long min_size;
+};
+
+/* Does SEL choose region R?  Shared and special regions never. */
+int region_selected(const struct selection *sel, const struct region *r);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * library.c - the library's state in this process, and the two things
+ * every part of it does with that state: run an advise pass, and take a
+ * kernel refusal in.
+ *
+ * Nothing here calls strerror: for an errno it does not know, glibc's
+ * allocates, and these run inside interposed calls.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "library.h"
+#include "log.h"
+
+struct library lib;
+
+/* The symbolic name of ERR, or "errno N" in BUF. */
+static const char *errno_name(int err, char *buf, size_t len)
+{
+	switch (err) {
+	case EINVAL: return "EINVAL";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case EAGAIN: return "EAGAIN";
+	case ENOMEM: return "ENOMEM";
+	case ENOSYS: return "ENOSYS";
+	case EFAULT: return "EFAULT";
+	case ENOENT: return "ENOENT";
+	case EMFILE: return "EMFILE";
+	default: snprintf(buf, len, "errno %d", err); return buf;
+	}
+}
+
+/* One bit per kind of error, so that each is said once. */
+static int first_time(int err)
+{
+	unsigned long bit = 1UL << ((unsigned)err % (8 * sizeof bit));
+
+	if (lib.reported_errors & bit)
+		return 0;
+	lib.reported_errors |= bit;
+	return 1;
+}
+
+void library_kernel_error(int err, const char *what)
+{
+	int fatal = 0;
+	const char *why;
+	char num[24];
+
+	switch (err) {
+	case EINVAL:
+	case ENOSYS:
+		why = "the kernel has no KSM (CONFIG_KSM), or not this interface";
+		fatal = 1;
+		break;
+	case EPERM:
+	case EACCES:
+		why = "refused, probably by a seccomp policy";
+		fatal = 1;
+		break;
+	case EAGAIN:
+		why = "out of memory or at vm.max_map_count; some regions stay unmergeable";
+		break;
+	default:
+		why = "unexpected";
+		break;
+	}
+	if (fatal) {
+		lib.watching = 0;
+		lib.applied = APPLIED_NONE;
+		lib.error = why;
+	}
+	if (!first_time(err))
+		return;
+	log_warn("%s: %s (%s)%s", what, errno_name(err, num, sizeof num), why,
+		 fatal ? "; KSM stays off for this process" : "");
+}
+
+void library_pass(void)
+{
+	struct advise_stats st;
+	char num[24];
+
+	if (advise_pass(&lib.sel, &st) < 0) {
+		/* errno 0 is no kernel error: its bit marks this warning. */
+		if (first_time(0))
+			log_warn("cannot read /proc/self/maps (%s): regions stay as they are",
+				 errno_name(errno, num, sizeof num));
+		return;
+	}
+	lib.last = st;
+	lib.passes++;
+	log_debug("pass %lu: %lu regions, %llu bytes, %lu madvise calls",
+		  lib.passes, st.regions, st.bytes, st.calls);
+	if (st.error)
+		library_kernel_error(st.error, "madvise(MADV_MERGEABLE)");
+}
+
+int library_process_merge(int on)
+{
+	return syscall(SYS_prctl, PR_SET_MEMORY_MERGE, (unsigned long)on, 0UL, 0UL, 0UL) ? -1 : 0;
+}
