@@ -167,14 +167,22 @@ check: deps
 	@echo "check: $$(grep -c '^ok' $(O)/check.tap) passed, $$(grep -c '^not ok' $(O)/check.tap) failed"
 	@exit $$(cat $(O)/check.status)
 
-# Benchmark programs, built only for make bench.  empty.so is a preload
-# library that does nothing: the floor any LD_PRELOAD costs.
+# Benchmark programs, built only for make bench: one per tests/bench/*.c,
+# and one per folder tests/bench/NAME/ of several files.  empty.so is a
+# preload library that does nothing: the floor any LD_PRELOAD costs.
 BENCH_SRCS := $(filter-out tests/bench/empty.c,$(wildcard tests/bench/*.c))
-BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%) $(O)/bench/empty.so
+BENCH_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard tests/bench/*/*.c))))
+BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%) $(BENCH_DIRS:tests/bench/%=$(O)/bench/%) \
+	$(O)/bench/empty.so
 
 $(O)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl
+
+.SECONDEXPANSION:
+$(BENCH_DIRS:tests/bench/%=$(O)/bench/%): $$(wildcard tests/bench/$$(notdir $$@)/*.c tests/bench/$$(notdir $$@)/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $(filter %.c,$^) -ldl
 
 $(O)/bench/empty.so: tests/bench/empty.c
 	@mkdir -p $(dir $@)

@@ -32,3 +32,27 @@ int main(void) { struct ksmenable_stat st; return ksmenable_read_stat(&st) < -1;
 		c++ -Wall -Wextra -Werror -I"$TOP/include" -x c++ -c -o /dev/null "$BATS_TEST_TMPDIR/t.c"
 	fi
 }
+
+@test "no circle of includes or calls between the files of the library and ksm-run" {
+	run -0 "$TOP/tests/helpers/depcheck" "$BUILD"
+	# The checker finds a circle when there is one.
+	local t=$BATS_TEST_TMPDIR/circle
+	mkdir -p "$t/src/launcher" "$t/build/launcher"
+	printf '#include "b.h"\nint b(void);\nint a(void) { return b(); }\n' >"$t/src/launcher/a.c"
+	printf '#include "a.h"\nint a(void);\nint b(void) { return a(); }\n' >"$t/src/launcher/b.c"
+	: >"$t/src/launcher/a.h"
+	: >"$t/src/launcher/b.h"
+	cc -c -o "$t/build/launcher/a.o" "$t/src/launcher/a.c" -I"$t/src/launcher"
+	cc -c -o "$t/build/launcher/b.o" "$t/src/launcher/b.c" -I"$t/src/launcher"
+	run -1 "$TOP/tests/helpers/depcheck" "$t/build" "$t/src"
+	[[ $output == *"a circle of includes: launcher/a <-> launcher/b"* ]]
+	[[ $output == *"a circle of calls: launcher/a <-> launcher/b"* ]]
+}
+
+@test "no file of code is much over 600 lines" {
+	local f long=
+	for f in $(cd "$TOP" && git ls-files '*.c' '*.h'); do
+		[ "$(wc -l <"$TOP/$f")" -le 650 ] || long+=" $f"
+	done
+	[ -z "$long" ] || { echo "too long:$long"; false; }
+}

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "eval/contents.h"
-#include "eval/estimate_scan.h"
+#include "eval/estimate_predict.h"
 #include "kernel_abi.h"
 
 /* KSM keeps one stable page per max_page_sharing mappings of a content. */

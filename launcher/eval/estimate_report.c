@@ -10,7 +10,7 @@
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
-#include "eval/estimate.h"
+#include "eval/estimate_report.h"
 #include "kernel_abi.h"
 
 #define MIB(pages) ((double)(pages) * (double)r->page_size / 1048576.0)

@@ -1,14 +1,14 @@
 /*
- * estimate_scan.h - what the --estimate scan (estimate.c) hands to the
+ * estimate_predict.h - what the --estimate scan (estimate.c) hands to the
  * prediction (estimate_predict.c): one record per present page read.
  */
-#ifndef KSMRUN_ESTIMATE_SCAN_H
-#define KSMRUN_ESTIMATE_SCAN_H
+#ifndef KSMRUN_ESTIMATE_PREDICT_H
+#define KSMRUN_ESTIMATE_PREDICT_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "eval/estimate.h"
+#include "eval/estimate_result.h"
 #include "selection.h"
 #include "selector.h"
 

@@ -1,0 +1,52 @@
+/*
+ * estimate_result.h - what --estimate found: per process, per region class
+ * and in the kernel's terms.  Filled by the scan (estimate.c) and the
+ * prediction (estimate_predict.c), printed by estimate_report.c.
+ */
+#ifndef KSMRUN_ESTIMATE_RESULT_H
+#define KSMRUN_ESTIMATE_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct est_class {
+	char *name;                /* "heap", "stack", "anon", "anon:NAME", a path */
+	uint64_t candidate;        /* present anonymous pages */
+	double saved;              /* pages saved, fair shares */
+	unsigned processes;
+	unsigned last_proc;        /* to count processes once */
+};
+
+struct est_proc {
+	pid_t pid;
+	char comm[32];
+	const char *skipped;       /* why it was not scanned, or NULL */
+	uint64_t candidate, volatile_pages;
+	double saved;
+	long long merging_now, profit_now, rmap_now;   /* from ksm_stat; -1 unknown */
+	size_t first_rec, nrec;    /* its records, after the scan */
+};
+
+struct est_result {
+	struct est_proc *procs;
+	size_t nprocs;
+	struct est_class *classes;
+	size_t nclasses;
+	/* The prediction, in the kernel's terms. */
+	uint64_t pages_sharing, pages_shared, pages_unshared, zero_pages;
+	uint64_t rmap_items, candidate, volatile_pages, distinct;
+	uint64_t within_pages, across_pages;  /* savings within one process / across */
+	long long profit_bytes, merging_now, profit_now, rmap_now;
+	long long saved_now;                  /* pages physically shared now; -1 unknown */
+	uint64_t single_frame_pages;          /* mappings of one unmerged frame: never merged */
+	int max_page_sharing, use_zero_pages;
+	long long page_size;                  /* bytes, of the machine that was read */
+	double seconds, settle;
+	uint64_t bytes_read;
+	size_t table_bytes, record_bytes;
+	bool pfn_visible;
+};
+
+#endif
