@@ -5,23 +5,51 @@ load helpers
 
 @test "make install puts library, header and man page under DESTDIR, and uninstall removes them" {
 	d=$BATS_TEST_TMPDIR/stage
-	run make -C "$TOP" -s install DESTDIR="$d" PREFIX=/usr
+	# A build directory of the test's own: the suite's build stays as it is.
+	run make -C "$TOP" -s install O="$BATS_TEST_TMPDIR/build" DESTDIR="$d" PREFIX=/usr
 	[ "$status" = 0 ]
 	[ -x "$d/usr/lib/libksmenable.so" ]
 	[ -f "$d/usr/include/ksmenable.h" ]
 	[ -f "$d/usr/share/man/man7/libksmenable.7" ]
+	# the versioned soname, the development link, the pkg-config file
+	[ -f "$d/usr/lib/libksmenable.so.0" ] && [ ! -L "$d/usr/lib/libksmenable.so.0" ]
+	[ "$(readlink "$d/usr/lib/libksmenable.so")" = libksmenable.so.0 ]
+	readelf -d "$d/usr/lib/libksmenable.so.0" | grep -q 'SONAME.*\[libksmenable.so.0\]'
+	grep -qx 'libdir=/usr/lib' "$d/usr/lib/pkgconfig/ksmenable.pc"
 	# the installed copy works
 	run env LD_PRELOAD="$d/usr/lib/libksmenable.so" "$PROGS/dupmem" getmerge
 	[ "$status" = 0 ]
-	# and the installed ksm-run finds the installed library (../lib)
+	# and the installed ksm-run finds the installed library (../lib), by its soname
 	[ -x "$d/usr/bin/ksm-run" ] && [ -f "$d/usr/share/man/man1/ksm-run.1" ]
 	run --separate-stderr "$d/usr/bin/ksm-run" --no-tune -q --mode=madvise -- sh -c 'grep -c libksmenable /proc/self/maps'
 	[ "$status" = 0 ]
 	[ "$output" -ge 1 ]
 	grep -q "$d/usr/lib/libksmenable.so" <(env -i "$d/usr/bin/ksm-run" -q --no-tune -- sh -c 'echo "$LD_PRELOAD"')
-	run make -C "$TOP" -s uninstall DESTDIR="$d" PREFIX=/usr
+	[ "$(env -i "$d/usr/bin/ksm-run" -q --no-tune -- sh -c 'echo "$LD_PRELOAD"')" = "$d/usr/lib/libksmenable.so.0" ]
+	run make -C "$TOP" -s uninstall O="$BATS_TEST_TMPDIR/build" DESTDIR="$d" PREFIX=/usr
 	[ "$status" = 0 ]
 	[ -z "$(find "$d" -type f)" ]
+	[ -z "$(find "$d" ! -type d)" ]
+}
+
+@test "a ksm-run built before for another PREFIX is rebuilt to look in the new one; pkg-config finds the library" {
+	local b=$BATS_TEST_TMPDIR/build p=$BATS_TEST_TMPDIR/prefix solo=$BATS_TEST_TMPDIR/solo
+	run -0 make -C "$TOP" -s O="$b"
+	run -0 make -C "$TOP" -s install O="$b" PREFIX="$p"
+	# Alone, with no ../lib: only the libdir compiled in can lead it there.
+	mkdir -p "$solo"
+	cp "$p/bin/ksm-run" "$solo/ksm-run"
+	[ "$(env -i "$solo/ksm-run" -q --no-tune -- sh -c 'echo "$LD_PRELOAD"')" = "$p/lib/libksmenable.so.0" ]
+	# A program built with pkg-config's flags links and runs.
+	printf '#include <ksmenable.h>\n#include <stdio.h>\nint main(void) { puts(ksmenable_version()); return 0; }\n' \
+		>"$BATS_TEST_TMPDIR/v.c"
+	local version
+	version=$(sed -n 's/^#define KSMENABLE_VERSION "\(.*\)"/\1/p' "$TOP/include/ksmenable.h")
+	[ "$(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --modversion ksmenable)" = "$version" ]
+	# shellcheck disable=SC2046
+	cc -o "$BATS_TEST_TMPDIR/v" "$BATS_TEST_TMPDIR/v.c" \
+		$(PKG_CONFIG_PATH=$p/lib/pkgconfig pkg-config --cflags --libs ksmenable) -Wl,-rpath,"$p/lib"
+	[ "$("$BATS_TEST_TMPDIR/v")" = "$version" ]
 }
 
 @test "the header compiles on its own, as C and as C++" {

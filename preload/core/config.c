@@ -148,10 +148,12 @@ static int load_report_path(struct config *c, const char *name, const char *v, c
 		snprintf(err, errlen, "%s: out of memory", name);
 		return -1;
 	}
-	if (v[0] == '/')
-		strcpy(c->report_path, v);
-	else
-		snprintf(c->report_path, len, "%s/%s", cwd, v);
+	c->report_path[0] = '\0';
+	if (v[0] != '/') {
+		strcpy(c->report_path, cwd);
+		strcat(c->report_path, "/");
+	}
+	strcat(c->report_path, v);
 	return 0;
 }
 

@@ -301,6 +301,7 @@ static void test_config(void)
 	/* The report path is read early: a process with a bad setting still reports. */
 	{ const char *const v[] = { "KSM_ENABLE_MODE", "x", "KSM_ENABLE_REPORT", "/tmp/r", NULL };
 	  CHECK(load(&c, err, v) && !strcmp(c.report_path, "/tmp/r")); }
+	config_free(&c);
 }
 
 static void test_numbers(void)
