@@ -89,6 +89,7 @@ static int parse_header(char *line, struct region *r)
 		r->name_len = len > 7 ? len - 7 : 0;   /* "[anon:" ... "]" */
 	}
 	r->mergeable = -1;
+	r->vmflags = -1;
 	r->ksm_kb = -1;
 	r->anon_kb = -1;
 	return 0;
@@ -98,11 +99,20 @@ static int parse_header(char *line, struct region *r)
 static void parse_field(const char *line, struct region *r)
 {
 	if (!strncmp(line, "VmFlags:", 8)) {
+		static const struct { char name[3]; int bit; } known[] = {
+			{ "mg", VMF_MG }, { "dd", VMF_DD }, { "lo", VMF_LO }, { "wf", VMF_WF },
+		};
 		const char *p = line + 8;
-		r->mergeable = 0;
-		for (; *p; p++)
-			if (p[0] == 'm' && p[1] == 'g' && p[-1] == ' ' && (p[2] == ' ' || !p[2]))
-				r->mergeable = 1;
+		r->vmflags = 0;
+		/* Two-letter words separated by spaces. */
+		for (; *p; p++) {
+			if (p[-1] != ' ' || !p[0] || !p[1] || (p[2] != ' ' && p[2]))
+				continue;
+			for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+				if (p[0] == known[i].name[0] && p[1] == known[i].name[1])
+					r->vmflags |= known[i].bit;
+		}
+		r->mergeable = (r->vmflags & VMF_MG) != 0;
 	} else if (!strncmp(line, "KSM:", 4)) {
 		r->ksm_kb = strtol(line + 4, NULL, 10);
 	} else if (!strncmp(line, "Anonymous:", 10)) {

@@ -28,9 +28,16 @@ struct region {
 	size_t name_len;
 	int deleted;       /* FILE whose path ended in " (deleted)" */
 	int mergeable;     /* smaps "VmFlags: ... mg": 1/0; -1 when not known (maps) */
+	int vmflags;       /* smaps VmFlags that matter here (VMF_*); -1 when not known */
 	long ksm_kb;       /* smaps "KSM:" in kB; -1 when not known */
 	long anon_kb;      /* smaps "Anonymous:" in kB; -1 when not known */
 };
+
+/* The VmFlags of smaps that the library and ksm-run look at. */
+#define VMF_MG 1           /* mg: mergeable (MADV_MERGEABLE or the process-wide flag) */
+#define VMF_DD 2           /* dd: MADV_DONTDUMP, kept out of core dumps */
+#define VMF_LO 4           /* lo: locked in memory (mlock) */
+#define VMF_WF 8           /* wf: MADV_WIPEONFORK */
 
 /* Returns nonzero to stop the walk; that value is then returned. */
 typedef int (*region_fn)(const struct region *r, void *arg);

@@ -7,5 +7,8 @@ int region_selected(const struct selection *sel, const struct region *r)
 		return 0;
 	if (r->end - r->start < sel->min_size)
 		return 0;
+	/* Secret-like memory is on every deny list unless the allow list names it. */
+	if (region_is_secret(r) && !selector_has(sel->allow, SEL_SECRET))
+		return 0;
 	return selector_matches(sel->allow, r) && !selector_matches(sel->deny, r);
 }

@@ -14,7 +14,11 @@ struct selection {
 	unsigned long min_size;
 };
 
-/* Does SEL choose region R?  Shared and special regions never. */
+/*
+ * Does SEL choose region R?  Shared and special regions never; secret-like
+ * ones (region_is_secret, from R's VmFlags) only when the allow list names
+ * "secret".
+ */
 int region_selected(const struct selection *sel, const struct region *r);
 
 #endif

@@ -1,8 +1,8 @@
 /* selector.c - parsing and matching allow/deny selector lists. */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "glob.h"
 #include "selector.h"
 
 static const struct {
@@ -14,41 +14,12 @@ static const struct {
 	{ "heap", SEL_HEAP, 0 },
 	{ "stack", SEL_STACK, 0 },
 	{ "anon", SEL_ANON, 0 },
+	{ "secret", SEL_SECRET, 0 },
 	{ "anon:", SEL_ANON_NAME, 1 },
 	{ "file:", SEL_FILE, 1 },
 };
 
 const struct selector_list selector_all = { .count = 1, .items = { { SEL_ALL, NULL } } };
-
-/*
- * fnmatch(3) cannot report a malformed pattern: an unclosed '[' silently
- * matches only itself.  Reject what would be misread instead.
- */
-const char *glob_problem(const char *glob)
-{
-	const char *p;
-
-	if (!*glob)
-		return "an empty pattern";
-	for (p = glob; *p; p++) {
-		if (*p == '\\') {
-			if (!*++p)
-				return "a trailing backslash";
-		} else if (*p == '[') {
-			const char *q = p + 1;
-			if (*q == '!' || *q == '^')
-				q++;
-			if (*q == ']')      /* a leading ']' is a member */
-				q++;
-			while (*q && *q != ']')
-				q++;
-			if (!*q)
-				return "an unclosed '['";
-			p = q;
-		}
-	}
-	return NULL;
-}
 
 static char *trim(char *s)
 {
@@ -84,7 +55,8 @@ static int parse_one(struct selector_list *list, char *item, char *err, size_t e
 		list->items[list->count].kind = selector_words[i].kind;
 		list->items[list->count].glob = selector_words[i].takes_glob ? item + n : NULL;
 		if (selector_words[i].takes_glob && (problem = glob_problem(item + n))) {
-			snprintf(err, errlen, "selector '%s' has %s (GLOB is an fnmatch pattern)",
+			snprintf(err, errlen, "selector '%s' has %s (GLOB is an fnmatch(3) pattern: "
+				 "* ? [set] and \\ to quote)",
 				 item, problem);
 			return -1;
 		}
@@ -116,18 +88,9 @@ int selector_parse(struct selector_list *list, const char *text, char *err, size
 	}
 }
 
-/* fnmatch needs a NUL-terminated subject; a region's anon name is not. */
 static int name_matches(const char *glob, const struct region *r)
 {
-	char name[256];
-
-	if (r->cls == REGION_FILE)
-		return fnmatch(glob, r->name, 0) == 0;
-	if (r->name_len >= sizeof name)
-		return 0;
-	memcpy(name, r->name, r->name_len);
-	name[r->name_len] = '\0';
-	return fnmatch(glob, name, 0) == 0;
+	return glob_match(glob, r->name, r->name_len);
 }
 
 static int selector_chooses(const struct selector *s, const struct region *r)
@@ -141,6 +104,8 @@ static int selector_chooses(const struct selector *s, const struct region *r)
 		return r->cls == REGION_STACK;
 	case SEL_ANON:
 		return r->cls == REGION_ANON;
+	case SEL_SECRET:
+		return region_is_secret(r);
 	case SEL_ANON_NAME:
 		return r->cls == REGION_ANON_NAMED && name_matches(s->glob, r);
 	case SEL_FILE:
@@ -178,4 +143,20 @@ int selector_uses_paths(const struct selector_list *list)
 		if (list->items[i].kind == SEL_FILE)
 			return 1;
 	return 0;
+}
+
+int selector_has(const struct selector_list *list, enum selector_kind kind)
+{
+	unsigned i;
+
+	for (i = 0; list && i < list->count; i++)
+		if (list->items[i].kind == kind)
+			return 1;
+	return 0;
+}
+
+int region_is_secret(const struct region *r)
+{
+	return r->vmflags > 0 &&
+	       ((r->vmflags & VMF_WF) || ((r->vmflags & VMF_DD) && (r->vmflags & VMF_LO)));
 }

@@ -2,10 +2,13 @@
  * selector.h - the allow/deny list grammar.
  *
  *   LIST     := SELECTOR [ "," SELECTOR ]...
- *   SELECTOR := "all" | "heap" | "stack" | "anon" | "anon:" GLOB | "file:" GLOB
+ *   SELECTOR := "all" | "heap" | "stack" | "anon" | "secret" | "anon:" GLOB | "file:" GLOB
  *
  * Spaces around a selector are ignored; an empty selector is an error.
- * GLOB is an fnmatch(3) pattern without flags ('*' also matches '/').
+ * GLOB is an fnmatch(3) pattern without flags ('*' also matches '/'), see
+ * glob.h.  "secret" is memory that looks like key material (see
+ * region_is_secret): "all" never includes it, and it is denied unless an
+ * allow list names it.
  */
 #ifndef KSMENABLE_SELECTOR_H
 #define KSMENABLE_SELECTOR_H
@@ -17,7 +20,7 @@
 #define SELECTOR_MAX 32
 #define SELECTOR_TEXT_MAX 4096
 
-enum selector_kind { SEL_ALL, SEL_HEAP, SEL_STACK, SEL_ANON, SEL_ANON_NAME, SEL_FILE };
+enum selector_kind { SEL_ALL, SEL_HEAP, SEL_STACK, SEL_ANON, SEL_SECRET, SEL_ANON_NAME, SEL_FILE };
 
 struct selector {
 	enum selector_kind kind;
@@ -33,7 +36,7 @@ struct selector_list {
 /* The list "all", the default allow list. */
 extern const struct selector_list selector_all;
 
-#define SELECTOR_ACCEPTED "all, heap, stack, anon, anon:GLOB, file:GLOB"
+#define SELECTOR_ACCEPTED "all, heap, stack, anon, secret, anon:GLOB, file:GLOB"
 
 /*
  * Parse TEXT into LIST.  On error returns -1 and writes a message (what is
@@ -50,7 +53,16 @@ int selector_names(const struct selector_list *list, const struct region *r);
 /* Does LIST have a file:GLOB, which needs a region's path? */
 int selector_uses_paths(const struct selector_list *list);
 
-/* Validate an fnmatch pattern: returns NULL if fine, else what is wrong. */
-const char *glob_problem(const char *glob);
+/* Does LIST have a selector of KIND?  (LIST may be NULL.) */
+int selector_has(const struct selector_list *list, enum selector_kind kind);
+
+/*
+ * Does R look like key material?  Memory wiped on fork (wf: random
+ * generator state in OpenSSL and BoringSSL), or both locked and kept out of
+ * core dumps (lo and dd: OpenSSL's secure heap, libsodium's guarded
+ * allocations).  Not DONTDUMP alone: QEMU's guest RAM and large caches are
+ * kept out of dumps too, and are what KSM is for.  Needs R's VmFlags.
+ */
+int region_is_secret(const struct region *r);
 
 #endif

@@ -210,7 +210,7 @@ static void test_selector_errors(void)
 	CHECK(parse_fails("heap,", "empty selector"));
 	CHECK(parse_fails(",heap", "empty selector"));
 	CHECK(parse_fails("heap,,stack", "empty selector"));
-	CHECK(parse_fails("hep", "unknown selector 'hep' (accepted: all, heap, stack, anon, anon:GLOB, file:GLOB)"));
+	CHECK(parse_fails("hep", "unknown selector 'hep' (accepted: all, heap, stack, anon, secret, anon:GLOB, file:GLOB)"));
 	CHECK(parse_fails("HEAP", "unknown selector 'HEAP'"));
 	CHECK(parse_fails("anon:", "an empty pattern"));
 	CHECK(parse_fails("file:", "an empty pattern"));
