@@ -1,5 +1,6 @@
 /* advise.c - madvise(MADV_MERGEABLE) on the regions a selection chooses. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,17 +8,12 @@
 #include <unistd.h>
 
 #include "advise.h"
+#include "guard.h"
+#include "marks.h"
 
 /* Large enough for any maps line (a path is at most PATH_MAX), small
  * enough for a thread stack of musl's default size. */
 #define MAPS_BUFSIZE 16384
-
-static int advise(unsigned long start, unsigned long end, int advice)
-{
-	if (madvise((void *)start, end - start, advice) == 0)
-		return 0;
-	return errno;
-}
 
 struct pass {
 	const struct selection *sel;
@@ -31,11 +27,8 @@ static void flush_pending(struct pass *p)
 
 	if (p->start == p->end)
 		return;
-	err = advise(p->start, p->end, MADV_MERGEABLE);
-	/* ENOMEM: part of the range went away since maps was read. */
-	if (!err || err == ENOMEM)
-		p->st->calls++;
-	else if (!p->st->error)
+	err = guard_advise(p->sel, p->start, p->end, p->st);
+	if (err && !p->st->error)
 		p->st->error = err;
 	p->start = p->end = 0;
 }
@@ -45,6 +38,10 @@ static int visit(const struct region *r, void *arg)
 	struct pass *p = arg;
 
 	if (!region_selected(p->sel, r)) {
+		if (r->cls != REGION_SHARED && r->cls != REGION_SPECIAL) {
+			p->st->denied_regions++;
+			p->st->denied_bytes += r->end - r->start;
+		}
 		flush_pending(p);
 		return 0;
 	}
@@ -60,16 +57,29 @@ static int visit(const struct region *r, void *arg)
 	return 0;
 }
 
-int advise_pass(const struct selection *sel, struct advise_stats *st)
+int advise_pass_fd(const struct selection *sel, int maps_fd, struct advise_stats *st)
 {
 	char buf[MAPS_BUFSIZE];
 	struct pass p = { .sel = sel, .st = st };
 	int ret;
 
 	memset(st, 0, sizeof *st);
-	ret = maps_for_each("/proc/self/maps", buf, sizeof buf, visit, &p);
+	ret = maps_for_each_fd(maps_fd, buf, sizeof buf, visit, &p);
 	flush_pending(&p);
 	return ret < 0 ? -1 : 0;
+}
+
+int advise_pass(const struct selection *sel, struct advise_stats *st)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = advise_pass_fd(sel, fd, st);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
 }
 
 static size_t page_round(size_t len)
@@ -81,7 +91,9 @@ static size_t page_round(size_t len)
 
 int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd)
 {
-	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1, .anon_kb = -1 };
+	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .vmflags = -1, .ksm_kb = -1,
+			    .anon_kb = -1 };
+	struct advise_stats st = { 0 };
 	char link[32], path[PATH_MAX];
 	ssize_t n;
 
@@ -109,20 +121,35 @@ int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int 
 	}
 	if (!region_selected(sel, &r))
 		return 0;
-	return advise(r.start, r.end, MADV_MERGEABLE);
+	return guard_advise(sel, r.start, r.end, &st);
+}
+
+/* Makes the pieces of [START, END) unmergeable, but not those the program itself made mergeable. */
+static void unmerge_piece(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	int *err = arg;
+
+	if (!(marks & MARK_MERGEABLE) && !*err)
+		*err = raw_madvise(start, end, MADV_UNMERGEABLE);
 }
 
 int advise_renamed(const struct selection *sel, void *addr, size_t len, const char *name)
 {
-	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .ksm_kb = -1, .anon_kb = -1 };
+	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .vmflags = -1, .ksm_kb = -1,
+			    .anon_kb = -1 };
+	struct advise_stats st = { 0 };
+	int err = 0;
 
 	r.end = r.start + page_round(len);
 	r.cls = name && *name ? REGION_ANON_NAMED : REGION_ANON;
 	r.name = name;
 	r.name_len = name ? strlen(name) : 0;
 	if (region_selected(sel, &r))
-		return advise(r.start, r.end, MADV_MERGEABLE);
-	if (selector_names(sel->deny, &r))
-		return advise(r.start, r.end, MADV_UNMERGEABLE);
-	return 0;
+		return guard_advise(sel, r.start, r.end, &st);
+	if (selector_names(sel->deny, &r)) {
+		marks_lock();
+		marks_walk(r.start, r.end, unmerge_piece, &err);
+		marks_unlock();
+	}
+	return err;
 }

@@ -3,25 +3,23 @@
  *
  * A selection is an allow list, a deny list and a minimum size.  A pass
  * reads /proc/self/maps and calls madvise(MADV_MERGEABLE) on every region
- * the selection chooses, joining adjacent chosen regions into one call.
+ * the selection chooses, joining adjacent chosen regions into one call,
+ * around what the program kept out (guard.h).
  */
 #ifndef KSMENABLE_ADVISE_H
 #define KSMENABLE_ADVISE_H
 
 #include <stddef.h>
 
+#include "advise_stats.h"
 #include "selection.h"
-
-struct advise_stats {
-	unsigned long regions;        /* regions chosen */
-	unsigned long long bytes;     /* their size */
-	unsigned long calls;          /* madvise calls that succeeded */
-	int error;                    /* first errno madvise gave, other than ENOMEM */
-};
 
 /* One pass over /proc/self/maps.  Returns 0, or -1 with errno when the maps
  * cannot be read.  Kernel refusals are in st->error. */
 int advise_pass(const struct selection *sel, struct advise_stats *st);
+
+/* The same on an open /proc/self/maps (read again from its start). */
+int advise_pass_fd(const struct selection *sel, int maps_fd, struct advise_stats *st);
 
 /*
  * A mapping the program just made with mmap(ADDR, LEN, ..., FLAGS, FD):

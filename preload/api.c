@@ -8,8 +8,10 @@
 
 #include "ksmenable.h"
 #include "ksmstat.h"
+#include "guard.h"
 #include "library.h"
 #include "log.h"
+#include "marks.h"
 #include "readfile.h"
 
 EXPORT int ksmenable_apply(const char *allow, const char *deny)
@@ -26,6 +28,11 @@ EXPORT int ksmenable_apply(const char *allow, const char *deny)
 		errno = EINVAL;
 		return -1;
 	}
+	if (marks_full()) {
+		errno = ENOSPC;       /* see marks.h: nothing new is advised */
+		return -1;
+	}
+	guard_enable(selector_has(&allow_list, SEL_SECRET));
 	if (advise_pass(&sel, &st) < 0)
 		return -1;
 	if (st.error) {
@@ -41,6 +48,8 @@ EXPORT int ksmenable_set_process_merge(int on)
 		errno = EINVAL;
 		return -1;
 	}
+	if (on && !guard_active())
+		guard_enable(0);
 	return library_process_merge(on);
 }
 

@@ -11,9 +11,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "ldpreload.h"
 #include "library.h"
 #include "log.h"
+#include "marks.h"
 #include "report.h"
 #include "rescan.h"
 
@@ -35,12 +37,12 @@ static void start_madvise(void)
 	lib.sel.min_size = lib.cfg.min_size;
 	lib.applied = APPLIED_MADVISE;
 	lib.watching = 1;
+	guard_enable(selector_has(lib.cfg.allow, SEL_SECRET));
 	library_pass();
 	if (!lib.watching)
 		return;
 	log_info("madvise mode: %lu regions, %llu bytes advised; rescan every %ld ms",
 		 lib.last.regions, lib.last.bytes, lib.cfg.rescan_ms);
-	pthread_atfork(NULL, NULL, rescan_after_fork_child);
 	rescan_start();
 }
 
@@ -54,11 +56,13 @@ static void apply_mode(void)
 		start_madvise();
 		return;
 	case COVER_PROCESS:
+		lib.applied = APPLIED_PRCTL;
+		guard_enable(selector_has(lib.cfg.allow, SEL_SECRET));
 		if (library_process_merge(1) == 0) {
-			lib.applied = APPLIED_PRCTL;
 			log_info("prctl mode: all compatible memory of this process is mergeable");
 			return;
 		}
+		lib.applied = APPLIED_NONE;
 		if (errno == EINVAL && lib.cfg.mode == MODE_AUTO) {
 			log_info("no PR_SET_MEMORY_MERGE (kernel before 6.4): madvise instead");
 			start_madvise();
@@ -74,6 +78,10 @@ __attribute__((constructor)) static void ksmenable_init(void)
 	char err[1024];
 	int saved_errno = errno, acting;
 
+	/* The marks table's lock and the rescan thread across fork, in every mode. */
+	pthread_atfork(marks_atfork_prepare, marks_atfork_parent, marks_atfork_child);
+	pthread_atfork(NULL, NULL, rescan_after_fork_child);
+	log_init();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */
 	if (getauxval(AT_SECURE)) {
 		lib.error = "secure execution";

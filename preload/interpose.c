@@ -1,11 +1,15 @@
 /*
- * interpose.c - the libc functions the library wraps.
+ * interpose.c - the libc functions the library wraps to cover memory made
+ * later (the program's marks on its memory: interpose_marks.c).
  *
  * mmap and mmap64: a new private mapping of 1 MiB or more that the
- * selection chooses is advised at once, not at the next rescan.  prctl: a region named later
- * with PR_SET_VMA_ANON_NAME is judged again under its new name.  unshare
- * and setns: entering a user namespace needs a single-threaded process, so
- * the rescan thread is stopped around the call.
+ * selection chooses is advised at once, not at the next rescan; marks of
+ * whatever was at that address before are dropped.  prctl: a region named
+ * later with PR_SET_VMA_ANON_NAME is judged again under its new name, and
+ * after the program's own PR_SET_MEMORY_MERGE what it kept out is kept out
+ * again.  unshare and setns: entering a user, mount or time namespace
+ * needs a single-threaded process, so the rescan thread is paused around
+ * the call.  fork: the child's rescan thread, started after fork returns.
  *
  * mremap is not wrapped: a moved or grown mapping keeps its VMA flags, and
  * what else changes is found by the rescan.
@@ -17,53 +21,35 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "library.h"
+#include "marks.h"
+#include "nextsym.h"
 #include "rescan.h"
 
 #undef mmap64
 
 typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
+/* glibc's mmap64 takes a 64-bit offset, also where off_t is 32 bits. */
+typedef void *(*mmap64_fn)(void *, size_t, int, int, int, int64_t);
+typedef pid_t (*fork_fn)(void);
 typedef int (*prctl_fn)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 typedef int (*unshare_fn)(int);
 typedef int (*setns_fn)(int, int);
 
-static mmap_fn real_mmap, real_mmap64;
+static mmap_fn real_mmap;
+static mmap64_fn real_mmap64;
+static fork_fn real_fork;
 static prctl_fn real_prctl;
 static unshare_fn real_unshare;
 static setns_fn real_setns;
-static volatile int resolving;
-
-/*
- * The next definition of NAME, looked up on first use rather than in the
- * constructor: dlsym costs a few microseconds that a program which never
- * calls these functions should not pay at start.  NULL while a lookup is
- * under way (dlsym may allocate, and allocators call mmap): the caller then
- * makes the system call itself.  Threads racing here store the same value.
- */
-static void *next_symbol(void *volatile *slot, const char *name)
-{
-	void *fn = *slot;
-
-	if (fn || resolving)
-		return fn;
-	resolving = 1;
-	fn = dlsym(RTLD_NEXT, name);
-	/* musl has no separate mmap64: its mmap serves */
-	if (!fn && !strcmp(name, "mmap64"))
-		fn = dlsym(RTLD_NEXT, "mmap");
-	*slot = fn;
-	resolving = 0;
-	return fn;
-}
-
-#define NEXT(slot, name) ((__typeof__(slot))next_symbol((void *volatile *)&(slot), name))
-
 /* While the next mmap is not known, the system call serves. */
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
@@ -80,6 +66,18 @@ static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
  * short-lived, wait for the next rescan, unless the rescan is off.
  */
 #define ADVISE_AT_ONCE_MIN (1UL << 20)
+
+/* Whatever was mapped at a new mapping's address before, its marks are gone. */
+static void forget_marks(void *p, size_t len)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+	int saved_errno = errno;
+
+	marks_lock();
+	marks_change((unsigned long)p, ((unsigned long)p + len + page - 1) & ~(page - 1), 0, MARK_ALL);
+	marks_unlock();
+	errno = saved_errno;
+}
 
 static void after_mmap(void *p, size_t len, int flags, int fd)
 {
@@ -98,18 +96,22 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
 	mmap_fn next = NEXT(real_mmap, "mmap");
 	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off);
 
+	if (p != MAP_FAILED && marks_any())
+		forget_marks(p, len);
 	if (p != MAP_FAILED && lib.watching)
 		after_mmap(p, len, flags, fd);
 	return p;
 }
 
-void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, int64_t off);
 
-EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, int64_t off)
 {
-	mmap_fn next = NEXT(real_mmap64, "mmap64");
-	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off);
+	mmap64_fn next = NEXT(real_mmap64, "mmap64");
+	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, (off_t)off);
 
+	if (p != MAP_FAILED && marks_any())
+		forget_marks(p, len);
 	if (p != MAP_FAILED && lib.watching)
 		after_mmap(p, len, flags, fd);
 	return p;
@@ -137,16 +139,24 @@ EXPORT int prctl(int option, ...)
 			library_kernel_error(err, "madvise after PR_SET_VMA_ANON_NAME");
 		errno = saved_errno;
 	}
+	if (ret == 0 && option == PR_SET_MEMORY_MERGE && a2 == 1 && guard_active()) {
+		saved_errno = errno;
+		guard_after_process_merge();
+		errno = saved_errno;
+	}
 	return ret;
 }
 
-/* The kernel refuses a user namespace to a multi-threaded process. */
-static int pause_rescan(int user_ns)
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+/* What the kernel refuses to a multi-threaded process. */
+#define SINGLE_THREADED_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWTIME)
+
+static int pause_rescan(int needed)
 {
-	if (!user_ns || !rescan_running())
-		return 0;
-	rescan_stop();
-	return 1;
+	return needed ? rescan_pause() : 0;
 }
 
 static void resume_rescan(int paused)
@@ -154,13 +164,13 @@ static void resume_rescan(int paused)
 	int saved_errno = errno;
 
 	if (paused)
-		rescan_start();
+		rescan_resume();
 	errno = saved_errno;
 }
 
 EXPORT int unshare(int flags)
 {
-	int paused = pause_rescan(flags & CLONE_NEWUSER), ret;
+	int paused = pause_rescan(flags & SINGLE_THREADED_NS), ret;
 
 	unshare_fn next = NEXT(real_unshare, "unshare");
 	ret = next ? next(flags) : (int)syscall(SYS_unshare, flags);
@@ -171,10 +181,34 @@ EXPORT int unshare(int flags)
 /* nstype 0 means "any type", which includes a user namespace. */
 EXPORT int setns(int fd, int nstype)
 {
-	int paused = pause_rescan(nstype == 0 || (nstype & CLONE_NEWUSER)), ret;
+	int paused = pause_rescan(nstype == 0 || (nstype & SINGLE_THREADED_NS)), ret;
 
 	setns_fn next = NEXT(real_setns, "setns");
 	ret = next ? next(fd, nstype) : (int)syscall(SYS_setns, fd, nstype);
 	resume_rescan(paused);
 	return ret;
+}
+
+/*
+ * The child's rescan thread is started here, after fork has returned and
+ * every atfork handler has run: inside a handler an allocator (or a
+ * sanitizer runtime) may still hold the locks a new thread needs.
+ */
+EXPORT pid_t fork(void)
+{
+	fork_fn next = NEXT(real_fork, "fork");
+	pid_t pid;
+
+	/* Only a recursive lookup could leave it unknown; nothing forks from dlsym. */
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	pid = next();
+	if (pid == 0) {
+		int saved_errno = errno;
+		rescan_start_in_child();
+		errno = saved_errno;
+	}
+	return pid;
 }

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "library.h"
 #include "log.h"
 
@@ -79,6 +80,16 @@ void library_kernel_error(int err, const char *what)
 		 fatal ? "; KSM stays off for this process" : "");
 }
 
+static void record_pass(const struct advise_stats *st)
+{
+	lib.last = *st;
+	lib.passes++;
+	log_debug("pass %lu: %lu regions, %llu bytes, %lu madvise calls",
+		  lib.passes, st->regions, st->bytes, st->calls);
+	if (st->error)
+		library_kernel_error(st->error, "madvise(MADV_MERGEABLE)");
+}
+
 void library_pass(void)
 {
 	struct advise_stats st;
@@ -91,15 +102,29 @@ void library_pass(void)
 				 errno_name(errno, num, sizeof num));
 		return;
 	}
-	lib.last = st;
-	lib.passes++;
-	log_debug("pass %lu: %lu regions, %llu bytes, %lu madvise calls",
-		  lib.passes, st.regions, st.bytes, st.calls);
-	if (st.error)
-		library_kernel_error(st.error, "madvise(MADV_MERGEABLE)");
+	record_pass(&st);
+}
+
+void library_pass_fd(int maps_fd)
+{
+	struct advise_stats st;
+	char num[24];
+
+	if (advise_pass_fd(&lib.sel, maps_fd, &st) < 0) {
+		if (first_time(0))
+			log_warn("cannot read /proc/self/maps (%s): regions stay as they are",
+				 errno_name(errno, num, sizeof num));
+		return;
+	}
+	record_pass(&st);
 }
 
 int library_process_merge(int on)
 {
-	return syscall(SYS_prctl, PR_SET_MEMORY_MERGE, (unsigned long)on, 0UL, 0UL, 0UL) ? -1 : 0;
+	if (syscall(SYS_prctl, PR_SET_MEMORY_MERGE, (unsigned long)on, 0UL, 0UL, 0UL))
+		return -1;
+	/* The kernel just made every compatible VMA mergeable, kept-out ones too. */
+	if (on)
+		guard_after_process_merge();
+	return 0;
 }

@@ -36,6 +36,8 @@ void library_kernel_error(int err, const char *what);
 
 /* One advise pass with the library's selection, updating lib.last. */
 void library_pass(void);
+/* The same on the rescan thread's open /proc/self/maps. */
+void library_pass_fd(int maps_fd);
 
 /* The process-wide flag, PR_SET_MEMORY_MERGE: 0 or -1 with errno. */
 int library_process_merge(int on);

@@ -4,6 +4,9 @@
 
 #include "config.h"           /* enum log_level */
 
+/* Notes which file descriptor 2 is, at start: the library writes only there. */
+void log_init(void);
+
 /* The level in force; LOG_WARN until the configuration says otherwise. */
 extern enum log_level log_threshold;
 

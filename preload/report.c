@@ -6,14 +6,17 @@
  * The launcher reads these lines; the keys are documented in
  * libksmenable(7) and stay stable.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "ksmstat.h"
 #include "library.h"
+#include "marks.h"
 #include "log.h"
 #include "readfile.h"
 #include "report.h"
@@ -94,6 +97,20 @@ static void put_ksm_stat(struct line *l)
 	put(l, "}");
 }
 
+/* What was kept out of KSM, and why: the user's lists, the program, secret-like. */
+static void put_kept_out(struct line *l)
+{
+	unsigned long prog_ranges, secret_ranges;
+	unsigned long long prog_bytes, secret_bytes;
+
+	guard_kept_out(&prog_ranges, &prog_bytes, &secret_ranges, &secret_bytes);
+	put(l, ",\"kept_out\":{\"user\":{\"regions\":%lu,\"bytes\":%llu},"
+	    "\"program\":{\"ranges\":%lu,\"bytes\":%llu},\"secret\":{\"ranges\":%lu,\"bytes\":%llu},"
+	    "\"marks_full\":%s}",
+	    lib.last.denied_regions, lib.last.denied_bytes, prog_ranges, prog_bytes,
+	    secret_ranges, secret_bytes, marks_full() ? "true" : "false");
+}
+
 static const char *const applied_names[] = {
 	[APPLIED_NONE] = "none", [APPLIED_OFF] = "off",
 	[APPLIED_PRCTL] = "prctl", [APPLIED_MADVISE] = "madvise",
@@ -115,6 +132,7 @@ void report_write(void)
 		put(&l, "null");
 	put(&l, ",\"regions_advised\":%lu,\"bytes_advised\":%llu,\"passes\":%lu",
 	    lib.last.regions, lib.last.bytes, lib.passes);
+	put_kept_out(&l);
 	put_ksm_stat(&l);
 	put(&l, "}\n");
 	if (l.len >= sizeof l.buf) {
@@ -123,10 +141,10 @@ void report_write(void)
 	}
 	fd = open(lib.cfg.report_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		log_warn("KSM_ENABLE_REPORT=%s: cannot open: %m", lib.cfg.report_path);
+		log_warn("KSM_ENABLE_REPORT=%s: cannot open (errno %d)", lib.cfg.report_path, errno);
 		return;
 	}
 	if (write(fd, l.buf, l.len) != (ssize_t)l.len)
-		log_warn("KSM_ENABLE_REPORT=%s: cannot write: %m", lib.cfg.report_path);
+		log_warn("KSM_ENABLE_REPORT=%s: cannot write (errno %d)", lib.cfg.report_path, errno);
 	close(fd);
 }

@@ -6,23 +6,51 @@
  * after madvise is a new VMA without the mergeable flag.  So in madvise
  * mode a thread named "ksmenable" repeats the pass every KSM_ENABLE_RESCAN_MS.
  *
- * The thread blocks every signal, so that signals sent to the process reach
- * the program's own threads, and it is restarted in the child after fork.
+ * The thread blocks every signal, so that signals sent to the process
+ * reach the program's own threads.  It belongs to the process that started
+ * it (owner): a child made by fork has none until the fork wrapper starts
+ * one, after fork has returned, never inside an atfork handler (allocators
+ * may still hold their locks there); a child made by a raw clone, _Fork or
+ * vfork has none and must not touch the parent's.
+ *
+ * It keeps /proc/self/maps open from its start and reads it again from
+ * offset 0, so that a program that later forbids itself open() (a seccomp
+ * sandbox applied to all threads) is not killed for the library's sake.
+ *
+ * Starting, stopping and pausing go through one control lock: several
+ * threads may enter namespaces at once (setns, unshare), and each pauses
+ * the thread; it runs again when the last of them is done.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "library.h"
 #include "log.h"
 #include "rescan.h"
 
+static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
 static int running;                   /* a thread was started and not joined */
-static int stopping;
+static pid_t owner;                   /* the process whose thread it is */
+static int pauses;                    /* pause_rescan calls not yet resumed */
+static int wanted;                    /* madvise mode asked for a thread */
+
+/* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
+static int stopping;
+
+/* The thread's /proc/self/maps, and which file it was when opened. */
+static int maps_fd = -1;
+static dev_t maps_dev;
+static ino_t maps_ino;
+static pid_t maps_owner;
 
 static void deadline_after(struct timespec *ts, long ms)
 {
@@ -33,6 +61,37 @@ static void deadline_after(struct timespec *ts, long ms)
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+static int maps_still_ours(void);
+
+/* Opened by whoever starts the thread, in the process it runs in. */
+static void open_maps(void)
+{
+	struct stat st;
+
+	if (maps_fd >= 0 && maps_owner == getpid())
+		return;
+	/* Inherited from the parent, it reads the parent's maps: closed, if still ours. */
+	if (maps_fd >= 0 && maps_still_ours())
+		close(maps_fd);
+	maps_fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (maps_fd >= 0 && fstat(maps_fd, &st) == 0) {
+		maps_dev = st.st_dev;
+		maps_ino = st.st_ino;
+		maps_owner = getpid();
+	} else if (maps_fd >= 0) {
+		close(maps_fd);
+		maps_fd = -1;
+	}
+}
+
+/* Is the descriptor still our maps file?  The program may have closed it and reused the number. */
+static int maps_still_ours(void)
+{
+	struct stat st;
+
+	return maps_fd >= 0 && fstat(maps_fd, &st) == 0 && st.st_dev == maps_dev && st.st_ino == maps_ino;
 }
 
 static void *rescan_main(void *unused)
@@ -48,45 +107,60 @@ static void *rescan_main(void *unused)
 		if (stopping)
 			break;
 		pthread_mutex_unlock(&lock);
-		library_pass();
+		if (!maps_still_ours()) {
+			log_warn("the rescan's /proc/self/maps descriptor was closed by the program; "
+				 "regions made from now on are covered only when made through mmap");
+			pthread_mutex_lock(&lock);
+			break;
+		}
+		library_pass_fd(maps_fd);
 		pthread_mutex_lock(&lock);
 	}
 	pthread_mutex_unlock(&lock);
 	return NULL;
 }
 
-void rescan_start(void)
+/* With CONTROL held. */
+static void start_locked(void)
 {
 	pthread_condattr_t cattr;
-	pthread_attr_t attr;
 	sigset_t all, old;
 	int err;
 
-	if (running || lib.cfg.rescan_ms <= 0 || !lib.watching)
+	if (running || pauses || !wanted || lib.cfg.rescan_ms <= 0 || !lib.watching)
 		return;
+	open_maps();
+	if (maps_fd < 0) {
+		log_warn("cannot open /proc/self/maps: regions made from now on are covered only "
+			 "when made through mmap");
+		return;
+	}
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&wake, &cattr);
 	pthread_condattr_destroy(&cattr);
-	pthread_attr_init(&attr);
-	/* A pass needs ~24 KiB; musl's default thread stack is 128 KiB. */
-	pthread_attr_setstacksize(&attr, 128 * 1024);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	stopping = 0;
-	err = pthread_create(&thread, &attr, rescan_main, NULL);
+	/*
+	 * The default stack: glibc takes the program's static TLS out of the
+	 * stack size it is given, and a program with large TLS would leave a
+	 * fixed small stack too little.  A pass needs about 24 KiB.
+	 */
+	err = pthread_create(&thread, NULL, rescan_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	if (err) {
-		log_warn("cannot start the rescan thread (%s): regions made from now on "
-			 "are covered only when made through mmap", strerror(err));
+		log_warn("cannot start the rescan thread (errno %d): regions made from now on "
+			 "are covered only when made through mmap", err);
 		return;
 	}
 	pthread_setname_np(thread, "ksmenable");
 	running = 1;
+	owner = getpid();
 }
 
-void rescan_stop(void)
+/* With CONTROL held. */
+static void stop_locked(void)
 {
 	if (!running)
 		return;
@@ -98,23 +172,78 @@ void rescan_stop(void)
 	running = 0;
 }
 
+/* Only the process that started the thread may stop or join it. */
+static int ours(void)
+{
+	return running && owner == getpid();
+}
+
+void rescan_start(void)
+{
+	pthread_mutex_lock(&control);
+	wanted = 1;
+	start_locked();
+	pthread_mutex_unlock(&control);
+}
+
+void rescan_stop(void)
+{
+	/* A raw clone or vfork child: the thread (and, for vfork, the memory) is the parent's. */
+	if (!ours())
+		return;
+	pthread_mutex_lock(&control);
+	wanted = 0;
+	stop_locked();
+	pthread_mutex_unlock(&control);
+}
+
+int rescan_pause(void)
+{
+	if (!wanted || owner != getpid())
+		return 0;
+	pthread_mutex_lock(&control);
+	pauses++;
+	stop_locked();
+	pthread_mutex_unlock(&control);
+	return 1;
+}
+
+void rescan_resume(void)
+{
+	pthread_mutex_lock(&control);
+	if (pauses > 0 && --pauses == 0)
+		start_locked();
+	pthread_mutex_unlock(&control);
+}
+
 int rescan_running(void)
 {
 	return running;
 }
 
 /*
- * Only the forking thread exists in the child.  The lock may have been held
- * by the rescan thread at the fork, so it is made anew, then the child gets
- * a thread of its own: its new regions need covering too.
+ * pthread_atfork child handler: only the forking thread exists in the
+ * child, and the locks may have been held by the parent's threads at the
+ * fork; they are made anew.  No thread is started here.
  */
 void rescan_after_fork_child(void)
 {
 	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+	int had = running || owner == getppid();
 
-	if (!running)
-		return;
+	control = unlocked;
 	lock = unlocked;
 	running = 0;
-	rescan_start();
+	pauses = 0;
+	/* Remember that the parent had one: the fork wrapper starts ours. */
+	owner = had ? getpid() : 0;
+}
+
+void rescan_start_in_child(void)
+{
+	if (owner != getpid())
+		return;
+	pthread_mutex_lock(&control);
+	start_locked();
+	pthread_mutex_unlock(&control);
 }

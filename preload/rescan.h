@@ -6,9 +6,19 @@
 #define KSMENABLE_RESCAN_H
 
 void rescan_start(void);
+/* Ends and joins the thread; does nothing in a process that does not own it. */
 void rescan_stop(void);
-/* pthread_atfork child handler: the thread does not exist in the child. */
+/*
+ * Around a call the kernel refuses to multi-threaded processes (entering
+ * a user, mount or time namespace): pause returns 1 when it paused (then
+ * call rescan_resume after the call), 0 when there was nothing to pause.
+ */
+int rescan_pause(void);
+void rescan_resume(void);
+/* pthread_atfork child handler: resets the state, starts nothing. */
 void rescan_after_fork_child(void);
+/* The fork wrapper, in the child after fork returned: the child's own thread. */
+void rescan_start_in_child(void);
 int rescan_running(void);
 
 #endif

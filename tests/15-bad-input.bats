@@ -27,7 +27,7 @@ check_refused() {
 }
 
 @test "unknown selector in the allow list" {
-	check_refused KSM_ENABLE_ALLOW=heap,hep -- "KSM_ENABLE_ALLOW='heap,hep': unknown selector 'hep' (accepted: all, heap, stack, anon, anon:GLOB, file:GLOB)"
+	check_refused KSM_ENABLE_ALLOW=heap,hep -- "KSM_ENABLE_ALLOW='heap,hep': unknown selector 'hep' (accepted: all, heap, stack, anon, secret, anon:GLOB, file:GLOB)"
 }
 
 @test "unknown selector in the deny list" {

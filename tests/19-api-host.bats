@@ -36,7 +36,7 @@ teardown() { stop_workload; }
 
 @test "the library exports only the documented API and the interposed functions" {
 	run sh -c "nm -D --defined-only '$LIB' | awk '{ print \$3 }' | sort | tr '\n' ' '"
-	[ "$output" = "ksmenable_apply ksmenable_read_stat ksmenable_set_process_merge ksmenable_version mmap mmap64 prctl setns unshare " ]
+	[ "$output" = "fork ksmenable_apply ksmenable_read_stat ksmenable_set_process_merge ksmenable_version madvise mlock mlock2 mlockall mmap mmap64 mremap munlock munlockall munmap posix_madvise prctl setns unshare " ]
 }
 
 @test "interposition survives a program's versioned libc references" {

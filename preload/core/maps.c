@@ -186,12 +186,25 @@ static ssize_t read_full(int fd, char *buf, size_t len)
 
 int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, void *arg)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret, err;
+
+	if (fd < 0)
+		return -1;
+	ret = maps_for_each_fd(fd, buf, bufsize, fn, arg);
+	err = errno;
+	close(fd);
+	errno = err;
+	return ret;
+}
+
+int maps_for_each_fd(int fd, char *buf, size_t bufsize, region_fn fn, void *arg)
+{
 	struct parser ps = { .fn = fn, .arg = arg };
 	size_t have = 0, start = 0;   /* text in buf; where unparsed text begins */
-	int fd, stop = 0, skipping = 0;
+	int stop = 0, skipping = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* A seq_file regenerates its text when read again from offset 0. */
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		return -1;
 	for (;;) {
 		ssize_t n = read_full(fd, buf + have, bufsize - 1 - have);
@@ -246,6 +259,5 @@ int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, voi
 	if (!stop)
 		stop = flush(&ps);
 out:
-	close(fd);
 	return stop;
 }

@@ -54,4 +54,12 @@ int maps_parse_text(char *text, region_fn fn, void *arg);
  */
 int maps_for_each(const char *path, char *buf, size_t bufsize, region_fn fn, void *arg);
 
+/*
+ * The same on an open file, read from its start: the library's rescan
+ * thread keeps /proc/self/maps open, so that a program that forbids
+ * itself open() later (a seccomp sandbox) is not killed for the library's
+ * sake.
+ */
+int maps_for_each_fd(int fd, char *buf, size_t bufsize, region_fn fn, void *arg);
+
 #endif

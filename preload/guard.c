@@ -1,0 +1,183 @@
+/*
+ * guard.c - the library's rule on the program's own marks: never advise
+ * what the program kept out; keep secret-like memory unmerged.
+ *
+ * Secret-like (marks_secret): wiped on fork, or locked and kept out of
+ * core dumps.  In madvise mode such memory is never advised; in prctl mode
+ * (where the kernel makes everything mergeable) the library makes it
+ * MADV_UNMERGEABLE as soon as the program's last call completes the
+ * signature.  A range the program advised MADV_MERGEABLE itself is its own
+ * decision and is never unmerged.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "advise_stats.h"
+#include "guard.h"
+#include "log.h"
+#include "marks.h"
+#include "selection.h"
+
+/* Set by the library when it enables KSM (a mode, or the API). */
+static int active, allow_secrets;
+
+void guard_enable(int secrets_allowed)
+{
+	active = 1;
+	allow_secrets = secrets_allowed;
+}
+
+int raw_madvise(unsigned long start, unsigned long end, int advice)
+{
+	return syscall(SYS_madvise, start, end - start, advice) ? errno : 0;
+}
+
+int guard_active(void)
+{
+	return active;
+}
+
+static int secrets_allowed(const struct selection *sel)
+{
+	return sel ? selector_has(sel->allow, SEL_SECRET) : allow_secrets;
+}
+
+struct walk {
+	const struct selection *sel;
+	struct advise_stats *st;
+	unsigned long start, end;      /* pieces to advise, not yet advised */
+	int error;
+};
+
+static void flush(struct walk *w)
+{
+	int err;
+
+	if (w->start == w->end)
+		return;
+	err = raw_madvise(w->start, w->end, MADV_MERGEABLE);
+	/* ENOMEM: part of the range went away since maps was read. */
+	if (!err || err == ENOMEM)
+		w->st->calls++;
+	else if (!w->error)
+		w->error = err;
+	w->start = w->end = 0;
+}
+
+static void piece(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	struct walk *w = arg;
+
+	if (marks & MARK_KEPT_OUT) {
+		w->st->kept_ranges++;
+		w->st->kept_bytes += end - start;
+	} else if (marks_secret(marks) && !(marks & MARK_MERGEABLE) && !secrets_allowed(w->sel)) {
+		w->st->secret_ranges++;
+		w->st->secret_bytes += end - start;
+	} else if (!(marks & MARK_MERGEABLE)) {
+		if (w->start != w->end && w->end == start) {
+			w->end = end;
+			return;
+		}
+		flush(w);
+		w->start = start;
+		w->end = end;
+		return;
+	}
+	flush(w);
+}
+
+int guard_advise(const struct selection *sel, unsigned long start, unsigned long end,
+		 struct advise_stats *st)
+{
+	struct walk w = { .sel = sel, .st = st };
+
+	marks_lock();
+	if (!marks_full()) {
+		marks_walk(start, end, piece, &w);
+		flush(&w);
+	}
+	marks_unlock();
+	return w.error;
+}
+
+static void unmerge_secret(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	int err;
+
+	(void)arg;
+	if (!marks_secret(marks) || (marks & MARK_MERGEABLE))
+		return;
+	err = raw_madvise(start, end, MADV_UNMERGEABLE);
+	if (err && err != ENOMEM)
+		log_warn("cannot keep secret-like memory at %#lx-%#lx out of KSM (errno %d)", start, end, err);
+	else
+		log_debug("secret-like memory at %#lx-%#lx made unmergeable", start, end);
+}
+
+void guard_program_marked(unsigned long start, unsigned long end, unsigned set, unsigned clear)
+{
+	static int warned;
+
+	if (marks_change(start, end, set, clear) && !warned) {
+		warned = 1;
+		log_warn("more than %d ranges marked by the program: the library advises nothing "
+			 "new from now on, so as not to forget one", MARKS_MAX);
+	}
+	if (!guard_active() || secrets_allowed(NULL))
+		return;
+	/* Even with a full table: unmerging needs no record. */
+	marks_walk(start, end, unmerge_secret, NULL);
+}
+
+static void reapply(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	(void)arg;
+	if (marks & MARK_KEPT_OUT)
+		raw_madvise(start, end, MADV_UNMERGEABLE);
+	else
+		unmerge_secret(start, end, marks, NULL);
+}
+
+void guard_after_process_merge(void)
+{
+	if (!marks_any())
+		return;
+	marks_lock();
+	marks_each(secrets_allowed(NULL) ? MARK_KEPT_OUT : MARK_ALL, reapply, NULL);
+	marks_unlock();
+}
+
+struct tally {
+	unsigned long prog_ranges, secret_ranges;
+	unsigned long long prog_bytes, secret_bytes;
+};
+
+static void count(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	struct tally *t = arg;
+
+	if (marks & MARK_KEPT_OUT) {
+		t->prog_ranges++;
+		t->prog_bytes += end - start;
+	} else if (marks_secret(marks) && !(marks & MARK_MERGEABLE)) {
+		t->secret_ranges++;
+		t->secret_bytes += end - start;
+	}
+}
+
+void guard_kept_out(unsigned long *prog_ranges, unsigned long long *prog_bytes,
+		    unsigned long *secret_ranges, unsigned long long *secret_bytes)
+{
+	struct tally t = { 0, 0, 0, 0 };
+
+	marks_lock();
+	marks_each(MARK_ALL, count, &t);
+	marks_unlock();
+	*prog_ranges = t.prog_ranges;
+	*prog_bytes = t.prog_bytes;
+	*secret_ranges = secrets_allowed(NULL) ? 0 : t.secret_ranges;
+	*secret_bytes = secrets_allowed(NULL) ? 0 : t.secret_bytes;
+}

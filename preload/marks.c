@@ -1,0 +1,209 @@
+/*
+ * marks.c - the table of the program's own marks on its memory.
+ *
+ * A sorted array of disjoint ranges, each with a set of marks; neighbours
+ * with the same marks are joined and unmarked ranges dropped, so the table
+ * holds as few ranges as the marks allow.  A change is built in a scratch
+ * array and only then copied in: a change that would not fit leaves the
+ * table as it was and reports it full.  Changes are O(ranges), and rare:
+ * only madvise calls with the advice recorded here, the mlock family, and
+ * munmap/mremap/mmap(MAP_FIXED) over marked memory come here.
+ *
+ * mlockall has no range: until munlockall, all memory counts as locked.
+ * That over-approximates (a mapping made later is not locked unless
+ * MCL_FUTURE was given), always towards keeping memory unmerged.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "marks.h"
+
+struct piece {
+	unsigned long start, end;
+	unsigned marks;
+};
+
+static struct piece table[MARKS_MAX];
+static size_t used;
+static volatile int full;
+static volatile int all_locked;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A change touches at most every piece, every gap between them and two splits. */
+static struct piece scratch[2 * MARKS_MAX + 4];
+
+void marks_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void marks_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+void marks_atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void marks_atfork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* Only the forking thread exists in the child: the lock is made anew. */
+void marks_atfork_child(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	lock = unlocked;
+}
+
+int marks_any(void)
+{
+	return used != 0;
+}
+
+int marks_full(void)
+{
+	return full;
+}
+
+void marks_lock_all(int on)
+{
+	all_locked = on;
+}
+
+int marks_all_locked(void)
+{
+	return all_locked;
+}
+
+int marks_secret(unsigned marks)
+{
+	if (all_locked)
+		marks |= MARK_LOCKED;
+	return (marks & MARK_WIPEONFORK) || ((marks & MARK_DONTDUMP) && (marks & MARK_LOCKED));
+}
+
+/* Appends a piece to the scratch list, joining it to an equal neighbour. */
+static void emit(size_t *n, unsigned long start, unsigned long end, unsigned marks)
+{
+	struct piece *last = *n ? &scratch[*n - 1] : NULL;
+
+	if (start >= end || !marks)
+		return;
+	if (last && last->end == start && last->marks == marks) {
+		last->end = end;
+		return;
+	}
+	scratch[(*n)++] = (struct piece){ start, end, marks };
+}
+
+/* Does any piece overlap [START, END)?  Binary search: mmap asks often. */
+static int overlaps(unsigned long start, unsigned long end)
+{
+	size_t lo = 0, hi = used;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (table[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < used && table[lo].start < end;
+}
+
+int marks_change(unsigned long start, unsigned long end, unsigned set, unsigned clear)
+{
+	size_t i = 0, n = 0;
+	unsigned long at = start;
+
+	if (start >= end || (!set && !overlaps(start, end)))
+		return 0;
+	/* Before the range: unchanged. */
+	for (; i < used && table[i].end <= start; i++)
+		emit(&n, table[i].start, table[i].end, table[i].marks);
+	/* Overlapping: split at the edges, change the inside, fill the gaps. */
+	for (; i < used && table[i].start < end; i++) {
+		const struct piece *p = &table[i];
+		if (p->start < start)
+			emit(&n, p->start, start, p->marks);
+		if (p->start > at)
+			emit(&n, at, p->start, set & ~clear);
+		emit(&n, p->start > start ? p->start : start, p->end < end ? p->end : end,
+		     (p->marks | set) & ~clear);
+		if (p->end > end)
+			emit(&n, end, p->end, p->marks);
+		at = p->end;
+	}
+	if (at < end)
+		emit(&n, at, end, set & ~clear);
+	for (; i < used; i++)
+		emit(&n, table[i].start, table[i].end, table[i].marks);
+	if (n > MARKS_MAX) {
+		full = 1;
+		return -1;
+	}
+	memcpy(table, scratch, n * sizeof table[0]);
+	used = n;
+	return 0;
+}
+
+void marks_walk(unsigned long start, unsigned long end, marks_fn fn, void *arg)
+{
+	unsigned long at = start;
+
+	for (size_t i = 0; i < used && at < end; i++) {
+		const struct piece *p = &table[i];
+		if (p->end <= at)
+			continue;
+		if (p->start >= end)
+			break;
+		if (p->start > at)
+			fn(at, p->start, 0, arg);
+		at = p->start > at ? p->start : at;
+		fn(at, p->end < end ? p->end : end, p->marks, arg);
+		at = p->end;
+	}
+	if (at < end)
+		fn(at, end, 0, arg);
+}
+
+void marks_each(unsigned mask, marks_fn fn, void *arg)
+{
+	for (size_t i = 0; i < used; i++)
+		if (table[i].marks & mask)
+			fn(table[i].start, table[i].end, table[i].marks, arg);
+}
+
+/* The pieces of a moved range, kept aside while the table changes. */
+static struct piece moving[MARKS_MAX];
+
+int marks_move(unsigned long old, size_t old_len, unsigned long new, size_t new_len, int keep_old)
+{
+	unsigned long old_end = old + old_len, keep_end = old + (new_len < old_len ? new_len : old_len);
+	size_t k = 0;
+	unsigned tail = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < used; i++) {
+		const struct piece *p = &table[i];
+		if (p->end <= old || p->start >= keep_end)
+			continue;
+		moving[k++] = (struct piece){ p->start > old ? p->start : old,
+					      p->end < keep_end ? p->end : keep_end, p->marks };
+		/* A mapping that grows keeps its flags: the last byte's marks extend. */
+		if (p->start < old_end && p->end >= old_end)
+			tail = p->marks;
+	}
+	if (!keep_old)
+		r |= marks_change(old, old_end, 0, MARK_ALL);
+	for (size_t i = 0; i < k; i++)
+		r |= marks_change(moving[i].start - old + new, moving[i].end - old + new, moving[i].marks, 0);
+	if (new_len > old_len && tail)
+		r |= marks_change(new + old_len, new + new_len, tail, 0);
+	return r ? -1 : 0;
+}
