@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 # A process with one region of each kind, all full of duplicate pages.
 start_all_kinds() {

@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 # The pid of the workload's process that printed READY (a child after fork).
 ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }

@@ -5,6 +5,8 @@
 
 load helpers
 
+teardown() { stop_workloads; }
+
 # check_refused VAR=VALUE... -- EXPECTED-MESSAGE
 check_refused() {
 	local envs=()

@@ -8,7 +8,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 NO_PRCTL="prctl,arg0=67:EINVAL"        # a kernel before 6.4
 setup() { requires faultinject; }

@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 @test "a linked program: the constructor does nothing unasked, ksmenable_apply advises, the stats are read" {
 	requires root ksm prctl

@@ -19,7 +19,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
+	stop_workloads
 }
 
 @test "HUP INT QUIT USR1 USR2 WINCH CONT ALRM are forwarded to the command" {

@@ -20,8 +20,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
-	[ -z "${WL2_PID:-}" ] || { echo BYE >&"$WL2_FD"; exec {WL2_FD}>&-; wait "$WL2_PID" || true; WL2_PID=; }
+	stop_workloads
 	clear_launcher_state
 	baseline_knobs
 }
@@ -87,22 +86,19 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 @test "overlapping runs: the state from before the first is restored when the last ends" {
 	local before
 	before=$(knobs_snapshot)
-	start_workload -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
-	local first_pid=$WL_PID first_fd=$WL_FD
+	start_workload first -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
 	[ "$(knob_value pages_to_scan)" = 1111 ]
-	start_workload -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
-	WL2_PID=$WL_PID WL2_FD=$WL_FD
+	start_workload second -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
 	[ "$(knob_value pages_to_scan)" = 2222 ]
 	[ "$(grep -c '^user ' "$STATE_FILE")" = 2 ]
 	# The first ends: the second still runs, nothing is restored yet.
-	WL_PID=$first_pid WL_FD=$first_fd
-	stop_workload
-	[ "$WL_STATUS" = 0 ]
+	stop_workload first
+	[ "$(wl_status first)" = 0 ]
 	[ "$(knob_value pages_to_scan)" = 2222 ]
 	[ "$(knob_value run)" = 1 ]
 	# The last ends: everything from before the first comes back.
-	WL_PID=$WL2_PID WL_FD=$WL2_FD WL2_PID=
-	stop_workload
+	stop_workload second
+	[ "$(wl_status second)" = 0 ]
 	[ "$(knobs_snapshot)" = "$before" ]
 	[ ! -e "$STATE_FILE" ]
 }

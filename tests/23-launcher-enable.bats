@@ -24,7 +24,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
+	stop_workloads
 }
 
 needs_static() {

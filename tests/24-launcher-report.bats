@@ -22,7 +22,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
+	stop_workloads
 }
 
 sysfs() { cat "$KSM/$1"; }

@@ -19,7 +19,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
+	stop_workloads
 }
 
 @test "--status shows the knobs, the counters and what the kernel supports" {

@@ -20,7 +20,7 @@ setup() {
 }
 
 teardown() {
-	stop_workload
+	stop_workloads
 }
 
 @test "default tuning: boost while merging, then a steady low rate, then restore" {

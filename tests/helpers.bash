@@ -111,36 +111,115 @@ region_mergeable() { smaps_field "$1" "$2" VmFlags | grep -qw mg; }
 region_ksm_kb() { smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'; }
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
 
-# --- A workload in the background, with a READY/BYE handshake. ---
+# --- Workloads in the background, with a READY/BYE handshake. ---
+#
+# start_workload [NAME] [ENV=VALUE...] -- PROGRAM ARGS...
+#	runs PROGRAM with its stdin on a fifo and its stdout and stderr in
+#	files, and waits (10 s) for its READY line; fails at once if it ends
+#	before.  NAME (letters, digits, _) tells several workloads of a test
+#	apart; without it the workload is the default one, whose pid, stdout and
+#	stderr files are also in $WL_PID, $WL_OUT and $WL_ERR.
+# wl_pid [NAME], wl_out [NAME], wl_err [NAME]: its pid and files (the files
+#	stay readable after it stopped).
+# stop_workload [NAME]: sends BYE and waits (bounded; KILL after 20 s);
+#	the exit status in $WL_STATUS and in wl_status [NAME].
+# wait_workload [NAME]: waits without BYE, for a workload told to end
+#	otherwise (a signal); bounded the same way.
+# stop_workloads: stops every workload still running (for teardown).
+#
+# Associative arrays, global (load runs inside a function), fresh in each
+# test's process.
+declare -gA WL_PIDS=() WL_FDS=() WL_DIRS=() WL_STATUSES=()
+WL_DEFAULT=main
 
-# start_workload [ENV=VALUE...] -- PROGRAM ARGS...: runs it with its stdin on
-# a fifo and its stdout in $WL_OUT; waits for its READY line (10 s).
 start_workload() {
-	local envs=()
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	local name=$WL_DEFAULT envs=() dir fd pid
+	if [ "${1:-}" != -- ] && [[ ${1:-} != *=* ]]; then
+		name=$1
+		shift
+	fi
+	[[ $name =~ ^[A-Za-z0-9_]+$ ]] || { echo "start_workload: bad name '$name'" >&2; return 1; }
+	[ -z "${WL_PIDS[$name]:-}" ] || { echo "start_workload: $name already runs" >&2; return 1; }
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	[ "${1:-}" = -- ] || { echo "start_workload: no -- before the command" >&2; return 1; }
 	shift
-	WL_DIR=$(mktemp -d "$BATS_TEST_TMPDIR/wl.XXXXXX")
-	WL_OUT=$WL_DIR/out
-	WL_ERR=$WL_DIR/err
-	mkfifo "$WL_DIR/in"
-	env "${envs[@]}" "$@" <"$WL_DIR/in" >"$WL_OUT" 2>"$WL_ERR" &
-	WL_PID=$!
-	exec {WL_FD}>"$WL_DIR/in"
-	wait_until 10 grep -q '^READY' "$WL_OUT"
+	dir=$(mktemp -d "$BATS_TEST_TMPDIR/wl-$name.XXXXXX")
+	mkfifo "$dir/in"
+	env "${envs[@]}" "$@" <"$dir/in" >"$dir/out" 2>"$dir/err" &
+	pid=$!
+	exec {fd}>"$dir/in"
+	WL_PIDS[$name]=$pid WL_FDS[$name]=$fd WL_DIRS[$name]=$dir
+	unset "WL_STATUSES[$name]"
+	if [ "$name" = "$WL_DEFAULT" ]; then
+		WL_PID=$pid WL_OUT=$dir/out WL_ERR=$dir/err
+	fi
+	# READY within 10 s; a workload that ends before fails at once.
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^READY' "$dir/out" && return 0
+		if gone "$pid"; then
+			echo "start_workload: $name ended before READY: $(cat "$dir/err")" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "start_workload: no READY from $name within 10 s" >&2
+	return 1
 }
 
-# workload_region NAME: the start address (hex) of a region the workload
-# printed as "region NAME START END".
-workload_region() { awk -v n="$1" '$1 == "region" && $2 == n { print $3; exit }' "$WL_OUT"; }
+wl_pid() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_PIDS[$n]:-}" ] || { echo "wl_pid: no running workload $n" >&2; return 1; }
+	echo "${WL_PIDS[$n]}"
+}
+wl_dir() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_DIRS[$n]:-}" ] || { echo "no workload $n in this test" >&2; return 1; }
+	echo "${WL_DIRS[$n]}"
+}
+wl_out() { local d; d=$(wl_dir "$@") && echo "$d/out"; }
+wl_err() { local d; d=$(wl_dir "$@") && echo "$d/err"; }
+wl_status() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_STATUSES[$n]:-}" ] || { echo "wl_status: workload $n not stopped" >&2; return 1; }
+	echo "${WL_STATUSES[$n]}"
+}
 
-# stop_workload: sends BYE, waits; sets WL_STATUS.
+# workload_region NAME [WORKLOAD]: the start address (hex) of a region the
+# workload printed as "region NAME START END".
+workload_region() { awk -v n="$1" '$1 == "region" && $2 == n { print $3; exit }' "$(wl_out "${2:-}")"; }
+
+# gone PID: PID has exited (it may be a zombie still to be waited for).
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
 stop_workload() {
-	[ -n "${WL_PID:-}" ] || return 0
+	local name=${1:-$WL_DEFAULT} fd
+	[ -n "${WL_PIDS[$name]:-}" ] || return 0
+	fd=${WL_FDS[$name]}
 	# In a subshell: a workload that is gone leaves no reader, and SIGPIPE
 	# must not kill the test runner.
-	(echo BYE >&"$WL_FD") 2>/dev/null || true
-	exec {WL_FD}>&-
+	(echo BYE >&"$fd") 2>/dev/null || true
+	wait_workload "$name"
+}
+
+wait_workload() {
+	local name=${1:-$WL_DEFAULT} pid fd late=
+	pid=$(wl_pid "$name") || return 1
+	fd=${WL_FDS[$name]}
+	wait_until 20 gone "$pid" || { late=1; kill -KILL "$pid" 2>/dev/null; }
 	WL_STATUS=0
-	wait "$WL_PID" || WL_STATUS=$?
-	WL_PID=
+	wait "$pid" || WL_STATUS=$?
+	exec {fd}>&-
+	WL_STATUSES[$name]=$WL_STATUS
+	unset "WL_PIDS[$name]" "WL_FDS[$name]"
+	[ "$name" != "$WL_DEFAULT" ] || WL_PID=
+	[ -z "$late" ] || { echo "workload $name did not end within 20 s: killed" >&2; return 1; }
+}
+
+stop_workloads() {
+	local name rc=0
+	for name in "${!WL_PIDS[@]}"; do
+		stop_workload "$name" || rc=1
+	done
+	return $rc
 }

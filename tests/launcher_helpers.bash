@@ -50,19 +50,6 @@ child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
 # Rates at which the test workloads merge in seconds (KERNEL-NOTES).
 FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 
-# gone PID: PID has exited (it may be a zombie still to be waited for).
-gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-
-# wait_workload: like stop_workload, but without BYE: for a workload that
-# was told to end by a signal.  Bounded: fails after 10 s.
-wait_workload() {
-	wait_until 10 gone "$WL_PID"
-	WL_STATUS=0
-	wait "$WL_PID" || WL_STATUS=$?
-	exec {WL_FD}>&-
-	WL_PID=
-}
-
 # Conditions for wait_until, read afresh at every poll.
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
