@@ -4,34 +4,15 @@
 
 load helpers
 
-setup_file() {
-	save_knobs
-	fast_ksm
-	# Let ksmd forget processes of earlier tests, so that the counters
-	# below start from this file's workloads only.
-	settle_ksmd
-}
+setup_file() { save_knobs; }
 teardown_file() { restore_knobs; }
 teardown() { stop_workloads; }
 
-# Each test starts with ksmd stopped and holding nothing of earlier tests.
-setup() {
-	echo 1 >$KSM/run
-	settle_ksmd
-	echo 0 >$KSM/run
-}
+# Each test starts with ksmd stopped, at the fast rates, and holding nothing
+# of earlier tests (in this file or before it).
+setup() { settle_ksm; }
 
 scans_reached() { [ "$(cat $KSM/full_scans)" -ge "$1" ]; }
-
-# settle_ksmd: two full scans, so that ksmd drops what exited processes
-# left; when nothing at all is mergeable ksmd idles, and nothing is stale.
-settle_ksmd() {
-	local f0
-	f0=$(cat $KSM/full_scans)
-	sleep 1
-	[ "$(cat $KSM/full_scans)" = "$f0" ] && return 0
-	wait_until 30 scans_reached $((f0 + 2))
-}
 
 estimate() {
 	run --separate-stderr "$KSM_RUN" --estimate="$@" --json

@@ -84,6 +84,47 @@ fast_ksm() {
 	echo 1 >$KSM/run
 }
 
+# settle_ksm: has ksmd drop what exited test processes left in its trees
+# (their pages stay counted while ksmd is stopped), then stops ksmd (run=0,
+# the fast rates left in place): system-wide counters then start from a
+# quiet state, holding nothing of earlier tests.  Waits on the kernel's own
+# counters, 30 s at most:
+#  - two full scans since the call: every registered process visited once,
+#    so the slots of exited ones are gone (as the kernel selftests wait);
+#  - or ksmd holds nothing (pages_shared, pages_sharing, pages_unshared and
+#    pages_volatile all 0) and full_scans has not moved for 1 s: with no
+#    process registered ksmd idles and counts no more scans, so waiting for
+#    scans alone could wait forever.
+settle_ksm() {
+	local f0 f last i still=0
+	fast_ksm
+	f0=$(cat $KSM/full_scans)
+	last=$f0
+	for ((i = 0; i < 300; i++)); do
+		f=$(cat $KSM/full_scans)
+		[ "$f" -ge $((f0 + 2)) ] && break
+		if [ "$f" = "$last" ]; then still=$((still + 1)); else still=0 last=$f; fi
+		[ $still -ge 10 ] && ksm_holds_nothing && break
+		sleep 0.1
+	done
+	echo 0 >$KSM/run
+	[ $i -lt 300 ] || { echo "settle_ksm: not settled in 30 s: $(ksm_counters)" >&2; return 1; }
+}
+
+ksm_holds_nothing() {
+	local c
+	for c in pages_shared pages_sharing pages_unshared pages_volatile; do
+		[ "$(cat $KSM/$c)" = 0 ] || return 1
+	done
+}
+
+ksm_counters() {
+	local c
+	for c in full_scans pages_shared pages_sharing pages_unshared pages_volatile; do
+		printf '%s=%s ' $c "$(cat $KSM/$c)"
+	done
+}
+
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s; fail after SECONDS.
 wait_until() {
 	local limit=$(( $1 * 10 )) i=0

@@ -55,16 +55,6 @@ knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
 merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
 
-# settle_ksm: lets ksmd drop what exited test processes left in its trees
-# (their pages stay counted while ksmd is stopped), so that system-wide
-# figures start from a quiet state; then the baseline knobs.
-settle_ksm() {
-	fast_ksm
-	wait_until 15 test_no_sharing || true
-	baseline_knobs
-}
-test_no_sharing() { [ "$(cat $KSM/pages_sharing)" = 0 ]; }
-
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as
 # the foreground job, types Ctrl-C once the command printed READY, then BYE;
 # prints the command's "got N" lines and "status N" (ksm-run's wait status).
