@@ -4,27 +4,6 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm
-	clear_launcher_state
-	baseline_knobs
-}
-
-teardown() {
-	stop_workloads
-	clear_launcher_state
-	baseline_knobs
-}
-
 show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode advisor_max_cpu; do echo "$k=$(cat /sys/kernel/mm/ksm/$k)"; done'
 
 @test "--set and the aliases apply while the command runs, and are restored" {

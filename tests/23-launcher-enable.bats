@@ -4,27 +4,14 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-	# A static binary: the library cannot load in it, only the prctl
-	# made before exec covers it.
+LAUNCHER_REQUIRES="root ksm prctl"
+
+# A static binary: the library cannot load in it, only the prctl made
+# before exec covers it.
+setup_file_extra() {
 	STATIC=$BATS_FILE_TMPDIR/dupmem-static
 	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
 	export STATIC
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	baseline_knobs
-}
-
-teardown() {
-	stop_workloads
 }
 
 needs_static() {

@@ -4,23 +4,7 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	baseline_knobs
-}
-
-teardown() {
-	stop_workloads
-}
+LAUNCHER_REQUIRES="root ksm prctl"
 
 @test "--status shows the knobs, the counters and what the kernel supports" {
 	run -0 --separate-stderr "$KSM_RUN" --status

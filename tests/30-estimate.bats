@@ -3,14 +3,13 @@
 # checked against real KSM converging on the same workload.
 
 load helpers
+load launcher_helpers
 
-setup_file() { save_knobs; }
-teardown_file() { restore_knobs; }
-teardown() { stop_workloads; }
+LAUNCHER_REQUIRES="root ksm jq"
 
 # Each test starts with ksmd stopped, at the fast rates, and holding nothing
 # of earlier tests (in this file or before it).
-setup() { settle_ksm; }
+setup_extra() { settle_ksm; }
 
 scans_reached() { [ "$(cat $KSM/full_scans)" -ge "$1" ]; }
 

@@ -35,6 +35,7 @@ requires() {
 			|| skip_or_fail "kernel has no PR_GET_MEMORY_MERGE" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
+		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
 		*) echo "requires: unknown $what" >&2; return 1 ;;
 		esac
 	done

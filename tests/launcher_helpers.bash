@@ -1,8 +1,51 @@
-# Helpers for the ksm-run tests (tests/2*.bats).  Load after helpers:
+# Helpers for the ksm-run tests (tests/2*.bats, 30, 31).  Load after helpers:
 #   load helpers
 #   load launcher_helpers
 
 bats_require_minimum_version 1.5.0
+
+# --- The fixture: loading this file gives a test file these four. ---
+#
+# setup_file     saves every KSM knob (save_knobs)
+# setup          checks what the tests need (requires), leaves no saved
+#                launcher state behind, sets the baseline knobs
+# teardown       stops every workload, leaves no saved launcher state
+#                behind
+# teardown_file  the same, then restores every knob as saved
+#
+# A file states only what differs, anywhere in the file:
+#   LAUNCHER_REQUIRES="root ksm prctl jq"   what setup requires (default:
+#                                           root ksm)
+#   setup_file_extra() { ...; }             run at the end of setup_file
+#   setup_extra() { ...; }                  run at the end of setup
+
+setup_file() {
+	save_knobs
+	if declare -F setup_file_extra >/dev/null; then setup_file_extra; fi
+}
+
+setup() {
+	# shellcheck disable=SC2086 # a list of words
+	requires ${LAUNCHER_REQUIRES:-root ksm}
+	clear_launcher_state
+	baseline_knobs
+	if declare -F setup_extra >/dev/null; then setup_extra; fi
+}
+
+# Every step runs even if one fails, so that nothing is left behind.
+teardown() {
+	local rc=0
+	stop_workloads || rc=1
+	clear_launcher_state || rc=1
+	return $rc
+}
+
+teardown_file() {
+	local rc=0
+	clear_launcher_state || rc=1
+	restore_knobs || rc=1
+	return $rc
+}
 
 STATE_FILE=/run/ksm-run/state
 
