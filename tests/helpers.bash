@@ -43,11 +43,10 @@ requires() {
 
 # --- KSM knobs: every test file that touches them saves and restores all. ---
 
-# Writable knobs in an order that restores cleanly: the advisor mode resets
-# pages_to_scan, so it goes first; run goes last.
-KNOB_ORDER="advisor_mode advisor_target_scan_time advisor_max_cpu advisor_min_pages_to_scan
-advisor_max_pages_to_scan pages_to_scan sleep_millisecs smart_scan use_zero_pages
-max_page_sharing merge_across_nodes stable_node_chains_prune_millisecs run"
+# The writable knobs in the order ksm-run writes them, from ksm-run itself
+# (the advisor's limits, its mode, which resets pages_to_scan, then the
+# rates, run last): restoring in that order puts back what was saved.
+KNOB_ORDER=$("$KSM_RUN" --list-knobs 2>/dev/null) || KNOB_ORDER=
 
 knob_value() {
 	local v
@@ -56,25 +55,41 @@ knob_value() {
 	printf '%s\n' "$v"
 }
 
-# Saved per test file: call save_knobs in setup_file, restore_knobs in
-# teardown_file.
+# save_knobs [FILE]: every knob as NAME VALUE lines, by default in the test
+# file's directory.  Call save_knobs in setup_file, restore_knobs in
+# teardown_file (the launcher fixture does).
 save_knobs() {
-	local k
-	: >"$BATS_FILE_TMPDIR/knobs.saved"
+	local k file=${1:-$BATS_FILE_TMPDIR/knobs.saved}
+	[ -n "$KNOB_ORDER" ] || { echo "save_knobs: no knob list from $KSM_RUN --list-knobs" >&2; return 1; }
+	: >"$file"
 	for k in $KNOB_ORDER; do
-		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$BATS_FILE_TMPDIR/knobs.saved"
+		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$file"
 	done
+	return 0
 }
 
+# The scan-time advisor owns pages_to_scan while it is active: it can be
+# neither written nor compared then.
+advisor_owns() { [ "$1" = pages_to_scan ] && [ "$(knob_value advisor_mode)" = scan-time ]; }
+
+# restore_knobs [FILE]: writes back what differs, in the saved order, then
+# checks that every knob reads as saved; fails naming those that do not.
 restore_knobs() {
-	local k v
-	[ -f "$BATS_FILE_TMPDIR/knobs.saved" ] || return 0
+	local k v now bad=0 file=${1:-$BATS_FILE_TMPDIR/knobs.saved}
+	[ -f "$file" ] || return 0
 	while read -r k v; do
 		[ "$(knob_value "$k")" = "$v" ] && continue
-		# The scan-time advisor owns pages_to_scan while it is active.
-		[ "$k" = pages_to_scan ] && [ "$(knob_value advisor_mode)" = scan-time ] && continue
-		echo "$v" >"$KSM/$k" 2>/dev/null || echo "restore_knobs: cannot restore $k=$v" >&2
-	done <"$BATS_FILE_TMPDIR/knobs.saved"
+		advisor_owns "$k" && continue
+		echo "$v" >"$KSM/$k" 2>/dev/null || true
+	done <"$file"
+	while read -r k v; do
+		advisor_owns "$k" && continue
+		now=$(knob_value "$k")
+		[ "$now" = "$v" ] && continue
+		echo "restore_knobs: cannot restore $k=$v (it is $now)" >&2
+		bad=1
+	done <"$file"
+	return $bad
 }
 
 # Rates at which 48 MiB of duplicates merge in a few seconds (KERNEL-NOTES).

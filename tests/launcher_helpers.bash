@@ -60,6 +60,7 @@ baseline_knobs() {
 # Every writable knob as NAME=VALUE lines, to compare before and after.
 knobs_snapshot() {
 	local k
+	[ -n "$KNOB_ORDER" ] || { echo "knobs_snapshot: no knob list from $KSM_RUN --list-knobs" >&2; return 1; }
 	for k in $KNOB_ORDER; do
 		[ -e "$KSM/$k" ] && echo "$k=$(knob_value "$k")"
 	done
