@@ -124,9 +124,10 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "not root: one warning per knob, and the command runs with the prctl" {
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$PROGS/dupmem" getmerge
+	stage_for_nobody dupmem
+	run --separate-stderr as_nobody "$NB_KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$NB_PROGS/dupmem" getmerge
 	[ "$status" -eq 0 ]
+	[[ $stderr != *"libksmenable.so not found"* ]]
 	[[ $stderr == *"cannot set pages_to_scan=999: Permission denied"* ]]
 	[[ $stderr == *"cannot set run=1: Permission denied"* ]]
 	[[ $output == "merge_any "*" 1" ]]
@@ -135,8 +136,8 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "not root with --strict: exit 125 before anything runs" {
-	run -125 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$KSM_RUN" --strict -- echo RAN
+	stage_for_nobody
+	run -125 --separate-stderr as_nobody "$NB_KSM_RUN" --strict -- echo RAN
 	[ "$output" = "" ]
 	[[ $stderr == *"--strict"* ]]
 }

@@ -22,7 +22,8 @@ LAUNCHER_REQUIRES="root ksm prctl"
 @test "--status without root: read-only, nothing changed" {
 	local before
 	before=$(knobs_snapshot)
-	run -0 setpriv --reuid=65534 --regid=65534 --clear-groups "$KSM_RUN" --status
+	stage_for_nobody
+	run -0 as_nobody "$NB_KSM_RUN" --status
 	[[ $output == *"knobs writable: no"* ]]
 	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): yes"* ]]
 	[ "$(knobs_snapshot)" = "$before" ]

@@ -167,11 +167,10 @@ predict_then_merge() {
 
 @test "estimate: not root, the user's own processes" {
 	requires root
-	dir=$(mktemp -d /tmp/ksmenable-est.XXXXXX)
-	chmod 755 "$dir"
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c \
-		"'$PROGS/dupmem' mmap=8 sleep=3000 & sleep 0.5; '$KSM_RUN' --estimate=\$! --json; wait"
-	rmdir "$dir"
+	stage_for_nobody dupmem
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" mmap=8 wait
+	[ "$(stat -c %u "/proc/$(wl_pid mine)")" = 65534 ]
+	run as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine)" --json
 	[ "$status" = 0 ]
 	[ "$(jq -r .pages_sharing <<<"${lines[-1]}")" -ge 2040 ]
 	[ "$(jq -r .scan.pfn_visible <<<"${lines[-1]}")" = false ]
@@ -179,15 +178,17 @@ predict_then_merge() {
 
 @test "estimate: an unreadable target is reported and skipped; nothing readable is exit 1" {
 	requires root
+	stage_for_nobody dupmem
 	start_workload a -- "$PROGS/dupmem" mmap=2 wait
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups "$KSM_RUN" --estimate="$(wl_pid a)" --json
+	run --separate-stderr as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid a)" --json
 	[ "$status" = 1 ]
 	[[ "$stderr" == *"pid $(wl_pid a) skipped: permission denied"* ]]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c \
-		"'$PROGS/dupmem' mmap=2 sleep=2000 >/dev/null & sleep 0.3; '$KSM_RUN' --estimate=\$!,$(wl_pid a) --json; wait"
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" mmap=2 wait
+	run --separate-stderr as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine),$(wl_pid a)" --json
 	[ "$status" = 0 ]
 	[ "$(jq -r '.skipped[0].pid' <<<"$output")" = "$(wl_pid a)" ]
 	[ "$(jq -r '.processes | length' <<<"$output")" = 1 ]
+	[ "$(jq -r '.processes[0].pid' <<<"$output")" = "$(wl_pid mine)" ]
 }
 
 @test "estimate: a target that vanished is reported and skipped" {

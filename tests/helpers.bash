@@ -152,6 +152,47 @@ wait_until() {
 	done
 }
 
+# --- Running as the unprivileged user nobody. ---
+
+# nobody: uid and gid 65534, no supplementary groups.
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() { "${NOBODY[@]}" "$@"; }
+
+# stage_for_nobody [PROGRAM...]: the tree the suite runs from may be private
+# (a clone in root's home, mode 0700), where nobody reaches nothing.  Copies
+# ksm-run, the library next to it (where ksm-run looks first) and the named
+# test programs into a new directory of mode 0755 under /tmp, and sets
+# NB_DIR, NB_KSM_RUN, NB_LIB and NB_PROGS (NB_DIR/tests).  A program that
+# links the library (linked_*) is linked again against the staged copy: its
+# run path names the build tree, absolute because the loader ignores
+# $ORIGIN under secure execution.  unstage removes it all (the launcher
+# fixture's teardown calls it).
+stage_for_nobody() {
+	local p
+	NB_DIR=$(mktemp -d /tmp/ksmenable-nobody.XXXXXX) || return 1
+	NB_KSM_RUN=$NB_DIR/ksm-run NB_LIB=$NB_DIR/libksmenable.so NB_PROGS=$NB_DIR/tests
+	mkdir "$NB_PROGS"
+	cp "$KSM_RUN" "$NB_KSM_RUN"
+	cp "$LIB" "$NB_LIB"
+	for p in "$@"; do
+		case $p in
+		linked_*)
+			${CC:-cc} -D_GNU_SOURCE -I"$TOP/include" -std=c11 -O1 -pthread -o "$NB_PROGS/$p" \
+				"$TOP/tests/progs/$p.c" -L"$NB_DIR" -lksmenable -Wl,-rpath,"$NB_DIR" || return 1
+			;;
+		*) cp "$PROGS/$p" "$NB_PROGS/$p" || return 1 ;;
+		esac
+	done
+	chmod -R u=rwX,go=rX "$NB_DIR"
+	as_nobody test -x "$NB_KSM_RUN" -a -r "$NB_LIB" ||
+		{ echo "stage_for_nobody: nobody cannot reach $NB_DIR" >&2; return 1; }
+}
+
+unstage() {
+	[ -z "${NB_DIR:-}" ] || rm -rf "$NB_DIR"
+	NB_DIR=
+}
+
 # --- Reading a process's regions from smaps. ---
 
 # smaps_field PID ADDR FIELD: a field of the VMA that contains ADDR (hex, no

@@ -10,7 +10,7 @@ bats_require_minimum_version 1.5.0
 # setup          checks what the tests need (requires), leaves no saved
 #                launcher state behind, sets the baseline knobs
 # teardown       stops every workload, leaves no saved launcher state
-#                behind
+#                behind, removes what stage_for_nobody staged
 # teardown_file  the same, then restores every knob as saved
 #
 # A file states only what differs, anywhere in the file:
@@ -37,6 +37,7 @@ teardown() {
 	local rc=0
 	stop_workloads || rc=1
 	clear_launcher_state || rc=1
+	unstage || rc=1
 	return $rc
 }
 
