@@ -64,8 +64,8 @@ check_refused() {
 @test "a half-good allow list enables nothing in madvise mode either" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=anon,bogus -- "$PROGS/dupmem" mmap=4 wait
-	! region_mergeable $WL_PID "$(workload_region mmap)"
-	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 }
 

@@ -59,7 +59,7 @@ needs_static() {
 	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
 	grep -qx "merge_any $pid 0" "$WL_OUT"
 	wait_until 5 region_mergeable "$pid" "$(workload_region mmap)"
-	! region_mergeable "$pid" "$(workload_region shared)"
+	run ! region_mergeable "$pid" "$(workload_region shared)"
 }
 
 @test "--no-preload: only the prctl, no library in the command" {

@@ -126,7 +126,7 @@ predict_then_merge() {
 	run "$KSM_RUN" --estimate="$(wl_pid a),$(wl_pid b)" --settle=0.5
 	[ "$status" = 0 ]
 	[ "$(cat $KSM/run $KSM/pages_to_scan $KSM/sleep_millisecs)" = "$before" ]
-	! grep -q mg <(grep VmFlags /proc/$(wl_pid a)/smaps)
+	run ! grep -q "^VmFlags:.*mg" "/proc/$(wl_pid a)/smaps"
 	stop_workloads
 	[ "$(wl_status a)" = 0 ] && [ "$(wl_status b)" = 0 ]
 	grep -qx "verify ok" "$(wl_out a)"
