@@ -11,7 +11,8 @@ bats_require_minimum_version 1.5.0
 #                launcher state behind, sets the baseline knobs
 # teardown       stops every workload, leaves no saved launcher state
 #                behind, removes what stage_for_nobody staged
-# teardown_file  the same, then restores every knob as saved
+# teardown_file  leaves no saved launcher state behind, then restores every
+#                knob as saved and checks that it reads back (restore_knobs)
 #
 # A file states only what differs, anywhere in the file:
 #   LAUNCHER_REQUIRES="root ksm prctl jq"   what setup requires (default:
