@@ -5,14 +5,14 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 @test "without the library nothing is mergeable (the control)" {
 	requires root ksm prctl
 	start_workload -- "$PROGS/dupmem" mmap=16 getmerge wait
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
 	sleep 1.5
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	[ "$(region_ksm_kb $WL_PID "$(workload_region mmap)")" = 0 ]
 }
 
@@ -42,5 +42,5 @@ teardown() { stop_workload; }
 	requires root prctl
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=off -- "$PROGS/dupmem" mmap=4 getmerge wait
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 }

@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 # A process with one region of each kind, all full of duplicate pages.
 start_all_kinds() {
@@ -94,7 +94,7 @@ mergeable_kinds() {
 @test "KSM_ENABLE_MIN_SIZE skips smaller regions" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MIN_SIZE=16M -- "$PROGS/dupmem" mmap=8 remap=16 wait
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 2 region_mergeable $WL_PID "$(workload_region remap)"
 }
 
@@ -104,5 +104,5 @@ mergeable_kinds() {
 		"$PROGS/dupmem" merge=1 getmerge exec mmap=4 getmerge wait
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"     # set by the program itself
 	[ "$(grep -c "^merge_any $WL_PID 0" "$WL_OUT")" = 1 ]  # after exec
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 }

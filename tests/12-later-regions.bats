@@ -6,21 +6,21 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 @test "mmap after start is advised at once by the interposed mmap (rescan off)" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
 		"$PROGS/dupmem" sleep=200 mmap=8 wait
 	region_mergeable $WL_PID "$(workload_region mmap)"
-	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 }
 
 @test "a small mmap waits for the rescan (within 2 s); with the rescan off it is advised at once" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=2000 -- \
 		"$PROGS/dupmem" sleep=100 mmapk=64 wait
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 3 region_mergeable $WL_PID "$(workload_region mmap)"
 	stop_workload
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
@@ -33,11 +33,11 @@ teardown() { stop_workload; }
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW="file:*/wanted" KSM_ENABLE_RESCAN_MS=0 -- \
 		"$PROGS/dupmem" file="$BATS_TEST_TMPDIR/wanted:2" mmap=2 wait
 	region_mergeable $WL_PID "$(workload_region file)"
-	! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	stop_workload
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_DENY="file:*/unwanted" KSM_ENABLE_RESCAN_MS=0 -- \
 		"$PROGS/dupmem" file="$BATS_TEST_TMPDIR/unwanted:2" mmap=2 wait
-	! region_mergeable $WL_PID "$(workload_region file)"
+	run ! region_mergeable $WL_PID "$(workload_region file)"
 	region_mergeable $WL_PID "$(workload_region mmap)"
 	stop_workload
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- \
@@ -58,7 +58,7 @@ teardown() { stop_workload; }
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap KSM_ENABLE_RESCAN_MS=0 -- \
 		"$PROGS/dupmem" heap=16 wait
 	sleep 1.5
-	! region_mergeable $WL_PID "$(workload_region heap)"
+	run ! region_mergeable $WL_PID "$(workload_region heap)"
 }
 
 @test "sbrk after start is covered within 2 s" {

@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 # The pid of the workload's process that printed READY (a child after fork).
 ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
@@ -42,9 +42,9 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_INHERIT=0 -- \
 		"$PROGS/dupmem" exec mmap=8 wait
-	! grep -q libksmenable /proc/$WL_PID/maps
-	! region_mergeable $WL_PID "$(workload_region mmap)"
-	! tr '\0' '\n' </proc/$WL_PID/environ | grep -q libksmenable
+	run ! grep -q libksmenable /proc/$WL_PID/maps
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! grep -qz libksmenable /proc/$WL_PID/environ
 }
 
 @test "KSM_ENABLE_INHERIT=0 keeps the other preloaded libraries" {
@@ -57,6 +57,6 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 @test "KSM_ENABLE_INHERIT=0 in prctl mode: the kernel still passes the flag through exec (6.7+)" {
 	requires root prctl
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_INHERIT=0 -- "$PROGS/dupmem" exec getmerge wait
-	! grep -q libksmenable /proc/$WL_PID/maps
+	run ! grep -q libksmenable /proc/$WL_PID/maps
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
 }

@@ -5,7 +5,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 setup() {
 	requires musl
@@ -31,7 +31,7 @@ setup() {
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
 	region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 2 region_mergeable $WL_PID "$(workload_region sbrk)"
-	! region_mergeable $WL_PID "$(workload_region shared)"
+	run ! region_mergeable $WL_PID "$(workload_region shared)"
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
 	grep -qx ksmenable /proc/$WL_PID/task/*/comm
 }

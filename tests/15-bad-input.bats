@@ -5,6 +5,8 @@
 
 load helpers
 
+teardown() { stop_workloads; }
+
 # check_refused VAR=VALUE... -- EXPECTED-MESSAGE
 check_refused() {
 	local envs=()
@@ -62,8 +64,8 @@ check_refused() {
 @test "a half-good allow list enables nothing in madvise mode either" {
 	requires root
 	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=anon,bogus -- "$PROGS/dupmem" mmap=4 wait
-	! region_mergeable $WL_PID "$(workload_region mmap)"
-	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	run ! region_mergeable $WL_PID "$(workload_region mmap)"
+	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 }
 

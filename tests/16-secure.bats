@@ -8,26 +8,23 @@ load helpers
 setup() {
 	requires root prctl
 	command -v setcap >/dev/null || skip_or_fail "no setcap (libcap2-bin)"
-	# A directory that the user nobody can enter.
-	SECDIR=$(mktemp -d /tmp/ksmenable-secure.XXXXXX)
-	chmod 755 "$SECDIR"
-	cp "$PROGS/linked_api" "$SECDIR/plain"
-	cp "$PROGS/linked_api" "$SECDIR/capable"
-	setcap cap_net_bind_service+ep "$SECDIR/capable"
+	# Where nobody can run them, whatever the tree's modes.
+	stage_for_nobody linked_api
+	cp "$NB_PROGS/linked_api" "$NB_DIR/plain"
+	cp "$NB_PROGS/linked_api" "$NB_DIR/capable"
+	setcap cap_net_bind_service+ep "$NB_DIR/capable"
 }
 
-teardown() { rm -rf "$SECDIR"; }
-
-as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
+teardown() { unstage; }
 
 @test "not root: KSM_ENABLE_MODE=prctl takes effect in a program that links the library" {
-	run --separate-stderr as_nobody env KSM_ENABLE_MODE=prctl "$SECDIR/plain" </dev/null
+	run --separate-stderr as_nobody env KSM_ENABLE_MODE=prctl "$NB_DIR/plain" </dev/null
 	[ "$status" = 0 ]
 	[[ "${lines[0]}" == "merge_any "*" 1" ]]
 }
 
 @test "AT_SECURE (file capabilities): the environment is ignored and nothing is enabled" {
-	run --separate-stderr as_nobody env KSM_ENABLE_MODE=prctl KSM_ENABLE_LOG=debug "$SECDIR/capable" </dev/null
+	run --separate-stderr as_nobody env KSM_ENABLE_MODE=prctl KSM_ENABLE_LOG=debug "$NB_DIR/capable" </dev/null
 	[ "$status" = 0 ]
 	[[ "${lines[0]}" == "merge_any "*" 0" ]]
 	# KSM_ENABLE_LOG=debug was ignored too (the one line is the program's
@@ -37,7 +34,7 @@ as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 }
 
 @test "AT_SECURE: a bad setting is not even read" {
-	run --separate-stderr as_nobody env KSM_ENABLE_MODE=bogus "$SECDIR/capable" </dev/null
+	run --separate-stderr as_nobody env KSM_ENABLE_MODE=bogus "$NB_DIR/capable" </dev/null
 	[ "$status" = 0 ]
 	[[ "$stderr" != *KSM_ENABLE_MODE* ]]
 }

@@ -8,7 +8,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 NO_PRCTL="prctl,arg0=67:EINVAL"        # a kernel before 6.4
 setup() { requires faultinject; }
@@ -59,7 +59,7 @@ setup() { requires faultinject; }
 		"$PROGS/dupmem" sleep=1500 mmap=1 wait
 	[ "$(grep -c . "$WL_ERR")" = 1 ]
 	grep -q "EINVAL (the kernel has no KSM" "$WL_ERR"
-	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 	[ "$WL_STATUS" = 0 ]
 }

@@ -5,7 +5,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 @test "a process appends one valid JSON line with its pid, mode and final ksm_stat" {
 	requires root ksm prctl

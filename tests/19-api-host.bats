@@ -6,7 +6,7 @@ load helpers
 
 setup_file() { save_knobs; fast_ksm; }
 teardown_file() { restore_knobs; }
-teardown() { stop_workload; }
+teardown() { stop_workloads; }
 
 @test "a linked program: the constructor does nothing unasked, ksmenable_apply advises, the stats are read" {
 	requires root ksm prctl
@@ -18,7 +18,7 @@ teardown() { stop_workload; }
 	[ "$n" -ge 1 ]
 	region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
-	! grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 	# after merging, ksmenable_read_stat sees the merged pages
 	[ "$(awk -F= '/^stat merging_pages=/ { print $2 }' "$WL_OUT")" -ge 1000 ]

@@ -4,20 +4,6 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm
-	baseline_knobs
-}
-
 @test "exit codes pass through: 0 1 2 42 126 127 255" {
 	for code in 0 1 2 42 126 127 255; do
 		run -"$code" "$KSM_RUN" -q -- "$PROGS/sigprog" exit "$code"

@@ -4,24 +4,6 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm
-	baseline_knobs
-}
-
-teardown() {
-	stop_workload
-}
-
 @test "HUP INT QUIT USR1 USR2 WINCH CONT ALRM are forwarded to the command" {
 	start_workload -- "$KSM_RUN" -q -- "$PROGS/sigprog" catch
 	local name num

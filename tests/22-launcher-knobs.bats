@@ -4,28 +4,6 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm
-	clear_launcher_state
-	baseline_knobs
-}
-
-teardown() {
-	stop_workload
-	[ -z "${WL2_PID:-}" ] || { echo BYE >&"$WL2_FD"; exec {WL2_FD}>&-; wait "$WL2_PID" || true; WL2_PID=; }
-	clear_launcher_state
-	baseline_knobs
-}
-
 show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode advisor_max_cpu; do echo "$k=$(cat /sys/kernel/mm/ksm/$k)"; done'
 
 @test "--set and the aliases apply while the command runs, and are restored" {
@@ -87,22 +65,19 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 @test "overlapping runs: the state from before the first is restored when the last ends" {
 	local before
 	before=$(knobs_snapshot)
-	start_workload -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
-	local first_pid=$WL_PID first_fd=$WL_FD
+	start_workload first -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
 	[ "$(knob_value pages_to_scan)" = 1111 ]
-	start_workload -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
-	WL2_PID=$WL_PID WL2_FD=$WL_FD
+	start_workload second -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
 	[ "$(knob_value pages_to_scan)" = 2222 ]
 	[ "$(grep -c '^user ' "$STATE_FILE")" = 2 ]
 	# The first ends: the second still runs, nothing is restored yet.
-	WL_PID=$first_pid WL_FD=$first_fd
-	stop_workload
-	[ "$WL_STATUS" = 0 ]
+	stop_workload first
+	[ "$(wl_status first)" = 0 ]
 	[ "$(knob_value pages_to_scan)" = 2222 ]
 	[ "$(knob_value run)" = 1 ]
 	# The last ends: everything from before the first comes back.
-	WL_PID=$WL2_PID WL_FD=$WL2_FD WL2_PID=
-	stop_workload
+	stop_workload second
+	[ "$(wl_status second)" = 0 ]
 	[ "$(knobs_snapshot)" = "$before" ]
 	[ ! -e "$STATE_FILE" ]
 }
@@ -149,9 +124,10 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "not root: one warning per knob, and the command runs with the prctl" {
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$PROGS/dupmem" getmerge
+	stage_for_nobody dupmem
+	run --separate-stderr as_nobody "$NB_KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$NB_PROGS/dupmem" getmerge
 	[ "$status" -eq 0 ]
+	[[ $stderr != *"libksmenable.so not found"* ]]
 	[[ $stderr == *"cannot set pages_to_scan=999: Permission denied"* ]]
 	[[ $stderr == *"cannot set run=1: Permission denied"* ]]
 	[[ $output == "merge_any "*" 1" ]]
@@ -160,8 +136,8 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "not root with --strict: exit 125 before anything runs" {
-	run -125 --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$KSM_RUN" --strict -- echo RAN
+	stage_for_nobody
+	run -125 --separate-stderr as_nobody "$NB_KSM_RUN" --strict -- echo RAN
 	[ "$output" = "" ]
 	[[ $stderr == *"--strict"* ]]
 }

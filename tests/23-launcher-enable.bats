@@ -4,27 +4,14 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-	# A static binary: the library cannot load in it, only the prctl
-	# made before exec covers it.
+LAUNCHER_REQUIRES="root ksm prctl"
+
+# A static binary: the library cannot load in it, only the prctl made
+# before exec covers it.
+setup_file_extra() {
 	STATIC=$BATS_FILE_TMPDIR/dupmem-static
 	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
 	export STATIC
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	baseline_knobs
-}
-
-teardown() {
-	stop_workload
 }
 
 needs_static() {
@@ -72,7 +59,7 @@ needs_static() {
 	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
 	grep -qx "merge_any $pid 0" "$WL_OUT"
 	wait_until 5 region_mergeable "$pid" "$(workload_region mmap)"
-	! region_mergeable "$pid" "$(workload_region shared)"
+	run ! region_mergeable "$pid" "$(workload_region shared)"
 }
 
 @test "--no-preload: only the prctl, no library in the command" {

@@ -5,25 +5,9 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
+LAUNCHER_REQUIRES="root ksm prctl jq"
 
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	command -v jq >/dev/null || skip_or_fail "needs jq"
-	baseline_knobs
-	REPORT=$BATS_TEST_TMPDIR/report.json
-}
-
-teardown() {
-	stop_workload
-}
+setup_extra() { REPORT=$BATS_TEST_TMPDIR/report.json; }
 
 sysfs() { cat "$KSM/$1"; }
 

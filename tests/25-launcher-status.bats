@@ -4,23 +4,7 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	baseline_knobs
-}
-
-teardown() {
-	stop_workload
-}
+LAUNCHER_REQUIRES="root ksm prctl"
 
 @test "--status shows the knobs, the counters and what the kernel supports" {
 	run -0 --separate-stderr "$KSM_RUN" --status
@@ -38,7 +22,8 @@ teardown() {
 @test "--status without root: read-only, nothing changed" {
 	local before
 	before=$(knobs_snapshot)
-	run -0 setpriv --reuid=65534 --regid=65534 --clear-groups "$KSM_RUN" --status
+	stage_for_nobody
+	run -0 as_nobody "$NB_KSM_RUN" --status
 	[[ $output == *"knobs writable: no"* ]]
 	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): yes"* ]]
 	[ "$(knobs_snapshot)" = "$before" ]

@@ -4,24 +4,7 @@
 load helpers
 load launcher_helpers
 
-setup_file() {
-	save_knobs
-}
-
-teardown_file() {
-	clear_launcher_state
-	restore_knobs
-}
-
-setup() {
-	requires root ksm prctl
-	command -v jq >/dev/null || skip_or_fail "needs jq"
-	baseline_knobs
-}
-
-teardown() {
-	stop_workload
-}
+LAUNCHER_REQUIRES="root ksm prctl jq"
 
 @test "default tuning: boost while merging, then a steady low rate, then restore" {
 	local before

@@ -3,55 +3,15 @@
 # checked against real KSM converging on the same workload.
 
 load helpers
+load launcher_helpers
 
-setup_file() {
-	save_knobs
-	fast_ksm
-	# Let ksmd forget processes of earlier tests, so that the counters
-	# below start from this file's workloads only.
-	settle_ksmd
-}
-teardown_file() { restore_knobs; }
-teardown() { stop_workloads; }
+LAUNCHER_REQUIRES="root ksm jq"
 
-# Each test starts with ksmd stopped and holding nothing of earlier tests.
-setup() {
-	echo 1 >$KSM/run
-	settle_ksmd
-	echo 0 >$KSM/run
-}
+# Each test starts with ksmd stopped, at the fast rates, and holding nothing
+# of earlier tests (in this file or before it).
+setup_extra() { settle_ksm; }
 
 scans_reached() { [ "$(cat $KSM/full_scans)" -ge "$1" ]; }
-
-# settle_ksmd: two full scans, so that ksmd drops what exited processes
-# left; when nothing at all is mergeable ksmd idles, and nothing is stale.
-settle_ksmd() {
-	local f0
-	f0=$(cat $KSM/full_scans)
-	sleep 1
-	[ "$(cat $KSM/full_scans)" = "$f0" ] && return 0
-	wait_until 30 scans_reached $((f0 + 2))
-}
-
-# Several workloads: start_bg NAME ARGS... (each with its own fifo).
-start_bg() {
-	local name=$1
-	shift
-	start_workload -- "$PROGS/dupmem" "$@"
-	eval "PID_$name=$WL_PID FD_$name=$WL_FD OUT_$name=$WL_OUT"
-	BG_NAMES+=" $name"
-	WL_PID=
-}
-
-stop_workloads() {
-	local name
-	for name in ${BG_NAMES:-}; do
-		eval "WL_PID=\$PID_$name WL_FD=\$FD_$name WL_OUT=\$OUT_$name"
-		stop_workload
-		eval "STATUS_$name=$WL_STATUS"
-	done
-	BG_NAMES=
-}
 
 estimate() {
 	run --separate-stderr "$KSM_RUN" --estimate="$@" --json
@@ -99,8 +59,8 @@ predict_then_merge() {
 @test "estimate: duplicates within one process, within 2% of what KSM reaches" {
 	requires root ksm prctl
 	echo 0 >$KSM/run
-	start_bg a merge=1 mmap=8 unique=4 pairs=4 wait verify
-	predict_then_merge "$PID_a"
+	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 unique=4 pairs=4 wait verify
+	predict_then_merge "$(wl_pid a)"
 	# 2048 equal pages (8 stable pages under max_page_sharing 256) and
 	# 512 pairs: at least 2040 + 512 sharing, plus the program's own few
 	[ "$(est pages_sharing)" -ge 2552 ] && [ "$(est pages_sharing)" -le 2700 ]
@@ -112,9 +72,9 @@ predict_then_merge() {
 @test "estimate: duplicates across processes, within 2%" {
 	requires root ksm prctl
 	echo 0 >$KSM/run
-	start_bg a merge=1 seed=7 distinct=8 unique=2 wait verify
-	start_bg b merge=1 seed=7 distinct=8 unique=2 wait verify
-	predict_then_merge "$PID_a,$PID_b"
+	start_workload a -- "$PROGS/dupmem" merge=1 seed=7 distinct=8 unique=2 wait verify
+	start_workload b -- "$PROGS/dupmem" merge=1 seed=7 distinct=8 unique=2 wait verify
+	predict_then_merge "$(wl_pid a),$(wl_pid b)"
 	# 2048 pages in each process that equal the other's, and nothing within
 	[ "$(est across_process_pages)" -ge 2048 ]
 	[ "$(est within_process_pages)" -lt 200 ]
@@ -125,8 +85,8 @@ predict_then_merge() {
 @test "estimate: zero pages merge as one content with use_zero_pages=0" {
 	requires root ksm prctl
 	echo 0 >$KSM/use_zero_pages
-	start_bg a merge=1 zeros=8 mmap=2 wait
-	predict_then_merge "$PID_a"
+	start_workload a -- "$PROGS/dupmem" merge=1 zeros=8 mmap=2 wait
+	predict_then_merge "$(wl_pid a)"
 	[ "$(est zero_pages)" -ge 2048 ] && [ "$(est zero_pages)" -lt 2100 ]
 	[ "$(est use_zero_pages)" = 0 ]
 	within_pct "$(est pages_sharing)" "$real_sharing" 2
@@ -135,8 +95,8 @@ predict_then_merge() {
 @test "estimate: zero pages are counted apart with use_zero_pages=1" {
 	requires root ksm prctl
 	echo 1 >$KSM/use_zero_pages
-	start_bg a merge=1 zeros=8 mmap=2 wait
-	predict_then_merge "$PID_a"
+	start_workload a -- "$PROGS/dupmem" merge=1 zeros=8 mmap=2 wait
+	predict_then_merge "$(wl_pid a)"
 	echo 0 >$KSM/use_zero_pages
 	[ "$(est use_zero_pages)" = 1 ]
 	within_pct "$(est zero_pages)" "$real_zero" 2
@@ -145,10 +105,10 @@ predict_then_merge() {
 
 @test "estimate: pages already merged are recognised, not promised again" {
 	requires root ksm prctl
-	start_bg a merge=1 mmap=8 pairs=4 wait verify
-	predict_then_merge "$PID_a"
+	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 pairs=4 wait verify
+	predict_then_merge "$(wl_pid a)"
 	first=$(est pages_sharing)
-	estimate "$PID_a"
+	estimate "$(wl_pid a)"
 	within_pct "$(est pages_sharing)" "$first" 2
 	[ "$(est already_merged_pages)" -ge 2500 ]
 	# what is merged already is no new profit
@@ -159,59 +119,58 @@ predict_then_merge() {
 
 @test "estimate: the targets' memory and behaviour are untouched" {
 	requires root
-	start_bg a seed=3 mmap=4 unique=4 pairs=4 zeros=2 wait verify
-	start_bg b seed=3 distinct=4 wait verify
+	start_workload a -- "$PROGS/dupmem" seed=3 mmap=4 unique=4 pairs=4 zeros=2 wait verify
+	start_workload b -- "$PROGS/dupmem" seed=3 distinct=4 wait verify
 	before=$(cat $KSM/run $KSM/pages_to_scan $KSM/sleep_millisecs)
-	estimate "$PID_a,$PID_b"
-	run "$KSM_RUN" --estimate="$PID_a,$PID_b" --settle=0.5
+	estimate "$(wl_pid a),$(wl_pid b)"
+	run "$KSM_RUN" --estimate="$(wl_pid a),$(wl_pid b)" --settle=0.5
 	[ "$status" = 0 ]
 	[ "$(cat $KSM/run $KSM/pages_to_scan $KSM/sleep_millisecs)" = "$before" ]
-	! grep -q mg <(grep VmFlags /proc/$PID_a/smaps)
+	run ! grep -q "^VmFlags:.*mg" "/proc/$(wl_pid a)/smaps"
 	stop_workloads
-	[ "$STATUS_a" = 0 ] && [ "$STATUS_b" = 0 ]
-	grep -qx "verify ok" "$OUT_a"
-	grep -qx "verify ok" "$OUT_b"
+	[ "$(wl_status a)" = 0 ] && [ "$(wl_status b)" = 0 ]
+	grep -qx "verify ok" "$(wl_out a)"
+	grep -qx "verify ok" "$(wl_out b)"
 }
 
 @test "estimate: --settle counts pages that keep changing as volatile and leaves them out" {
 	requires root
-	start_bg a mmap=4 churn=4 wait
-	estimate "$PID_a"
+	start_workload a -- "$PROGS/dupmem" mmap=4 churn=4 wait
+	estimate "$(wl_pid a)"
 	[ "$(est volatile_pages)" = 0 ]
-	estimate "$PID_a" --settle=1
+	estimate "$(wl_pid a)" --settle=1
 	[ "$(est volatile_pages)" -ge 1024 ]
 	[ "$(est pages_sharing)" -ge 1016 ]
 }
 
 @test "estimate: --allow and --deny choose the regions, as the library would" {
 	requires root
-	start_bg a mmap=8 heap=4 wait
-	estimate "$PID_a" --allow=heap
+	start_workload a -- "$PROGS/dupmem" mmap=8 heap=4 wait
+	estimate "$(wl_pid a)" --allow=heap
 	[ "$(jq -r '[.regions[].class] | unique | join(",")' <<<"$EST")" = heap ]
-	estimate "$PID_a" --deny=heap
+	estimate "$(wl_pid a)" --deny=heap
 	[ "$(jq -r '[.regions[].class | select(. == "heap")] | length' <<<"$EST")" = 0 ]
 	[ "$(est pages_sharing)" -ge 2040 ]
 }
 
 @test "estimate: the table on stdout, largest savings first" {
 	requires root
-	start_bg a mmap=8 wait
-	start_bg b mmap=2 wait
-	run --separate-stderr "$KSM_RUN" --estimate="$PID_b,$PID_a"
+	start_workload a -- "$PROGS/dupmem" mmap=8 wait
+	start_workload b -- "$PROGS/dupmem" mmap=2 wait
+	run --separate-stderr "$KSM_RUN" --estimate="$(wl_pid b),$(wl_pid a)"
 	[ "$status" = 0 ]
 	[[ "$output" == *"pages_sharing"* ]]
 	[[ "$output" == *"general_profit"* ]]
 	first=$(awk '$1 ~ /^[0-9]+$/ && $2 == "dupmem" { print $1; exit }' <<<"$output")
-	[ "$first" = "$PID_a" ]
+	[ "$first" = "$(wl_pid a)" ]
 }
 
 @test "estimate: not root, the user's own processes" {
 	requires root
-	dir=$(mktemp -d /tmp/ksmenable-est.XXXXXX)
-	chmod 755 "$dir"
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c \
-		"'$PROGS/dupmem' mmap=8 sleep=3000 & sleep 0.5; '$KSM_RUN' --estimate=\$! --json; wait"
-	rmdir "$dir"
+	stage_for_nobody dupmem
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" mmap=8 wait
+	[ "$(stat -c %u "/proc/$(wl_pid mine)")" = 65534 ]
+	run as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine)" --json
 	[ "$status" = 0 ]
 	[ "$(jq -r .pages_sharing <<<"${lines[-1]}")" -ge 2040 ]
 	[ "$(jq -r .scan.pfn_visible <<<"${lines[-1]}")" = false ]
@@ -219,24 +178,26 @@ predict_then_merge() {
 
 @test "estimate: an unreadable target is reported and skipped; nothing readable is exit 1" {
 	requires root
-	start_bg a mmap=2 wait
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups "$KSM_RUN" --estimate="$PID_a" --json
+	stage_for_nobody dupmem
+	start_workload a -- "$PROGS/dupmem" mmap=2 wait
+	run --separate-stderr as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid a)" --json
 	[ "$status" = 1 ]
-	[[ "$stderr" == *"pid $PID_a skipped: permission denied"* ]]
-	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c \
-		"'$PROGS/dupmem' mmap=2 sleep=2000 >/dev/null & sleep 0.3; '$KSM_RUN' --estimate=\$!,$PID_a --json; wait"
+	[[ "$stderr" == *"pid $(wl_pid a) skipped: permission denied"* ]]
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" mmap=2 wait
+	run --separate-stderr as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine),$(wl_pid a)" --json
 	[ "$status" = 0 ]
-	[ "$(jq -r '.skipped[0].pid' <<<"$output")" = "$PID_a" ]
+	[ "$(jq -r '.skipped[0].pid' <<<"$output")" = "$(wl_pid a)" ]
 	[ "$(jq -r '.processes | length' <<<"$output")" = 1 ]
+	[ "$(jq -r '.processes[0].pid' <<<"$output")" = "$(wl_pid mine)" ]
 }
 
 @test "estimate: a target that vanished is reported and skipped" {
 	requires root
-	start_bg a mmap=2 wait
+	start_workload a -- "$PROGS/dupmem" mmap=2 wait
 	"$PROGS/dupmem" exit=0 &
 	gone=$!
 	wait $gone
-	estimate "$PID_a,$gone"
+	estimate "$(wl_pid a),$gone"
 	[ "$(jq -r '.skipped[0].reason' <<<"$EST")" = "no such process" ]
 	[ "$(jq -r '.processes | length' <<<"$EST")" = 1 ]
 }
@@ -264,13 +225,13 @@ predict_then_merge() {
 		if mkdir "$h/$cg" 2>/dev/null; then dir=$h/$cg; break; fi
 	done
 	[ -n "$dir" ] || skip_or_fail "cannot make a cgroup"
-	start_bg a mmap=4 wait
-	start_bg b mmap=4 wait
-	echo "$PID_a" >"$dir/cgroup.procs"
+	start_workload a -- "$PROGS/dupmem" mmap=4 wait
+	start_workload b -- "$PROGS/dupmem" mmap=4 wait
+	echo "$(wl_pid a)" >"$dir/cgroup.procs"
 	estimate "cgroup:$cg"
-	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$PID_a" ]
+	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ]
 	estimate "cgroup:$dir"
-	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$PID_a" ]
+	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ]
 	stop_workloads
 	rmdir "$dir"
 }
@@ -278,9 +239,9 @@ predict_then_merge() {
 @test "estimate: pages still shared copy-on-write since a fork are not promised (KSM leaves them)" {
 	requires root ksm prctl
 	# every page differs, and the child shares them all with its parent
-	start_bg a merge=1 distinct=4 fork wait
-	child=$(awk '$1 == "READY" { print $2 }' "$OUT_a")
-	predict_then_merge "$PID_a,$child"
+	start_workload a -- "$PROGS/dupmem" merge=1 distinct=4 fork wait
+	child=$(awk '$1 == "READY" { print $2 }' "$(wl_out a)")
+	predict_then_merge "$(wl_pid a),$child"
 	[ "$(est single_frame_pages)" -ge 2048 ]
 	[ "$(est pages_sharing)" -lt 100 ]
 	[ "$real_sharing" -lt 100 ]
@@ -289,12 +250,12 @@ predict_then_merge() {
 @test "estimate: progress on a terminal once the scan takes more than a second, none otherwise" {
 	requires root
 	command -v script >/dev/null || skip_or_fail "no script(1)"
-	start_bg a mmap=8 wait
+	start_workload a -- "$PROGS/dupmem" mmap=8 wait
 	# --settle makes the second pass start after more than a second
-	run script -qec "'$KSM_RUN' --estimate=$PID_a --settle=1.2" /dev/null
+	run script -qec "'$KSM_RUN' --estimate=$(wl_pid a) --settle=1.2" /dev/null
 	[ "$status" = 0 ]
 	[[ "$output" == *"ksm-run: estimating: 1 of 1 processes"* ]]
-	run --separate-stderr "$KSM_RUN" --estimate="$PID_a" --settle=1.2
+	run --separate-stderr "$KSM_RUN" --estimate="$(wl_pid a)" --settle=1.2
 	[ "$status" = 0 ]
 	[[ "$stderr" != *estimating* ]]
 }

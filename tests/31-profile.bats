@@ -3,9 +3,9 @@
 # list that keeps the savings when applied.
 
 load helpers
+load launcher_helpers
 
-setup_file() { save_knobs; }
-teardown_file() { restore_knobs; }
+LAUNCHER_REQUIRES="root ksm jq"
 
 # A workload whose heap merges and whose anonymous mappings never do.
 WORKLOAD="heap=8 unique=16 sleep=5000"

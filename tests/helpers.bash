@@ -35,6 +35,7 @@ requires() {
 			|| skip_or_fail "kernel has no PR_GET_MEMORY_MERGE" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
+		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
 		*) echo "requires: unknown $what" >&2; return 1 ;;
 		esac
 	done
@@ -42,11 +43,10 @@ requires() {
 
 # --- KSM knobs: every test file that touches them saves and restores all. ---
 
-# Writable knobs in an order that restores cleanly: the advisor mode resets
-# pages_to_scan, so it goes first; run goes last.
-KNOB_ORDER="advisor_mode advisor_target_scan_time advisor_max_cpu advisor_min_pages_to_scan
-advisor_max_pages_to_scan pages_to_scan sleep_millisecs smart_scan use_zero_pages
-max_page_sharing merge_across_nodes stable_node_chains_prune_millisecs run"
+# The writable knobs in the order ksm-run writes them, from ksm-run itself
+# (the advisor's limits, its mode, which resets pages_to_scan, then the
+# rates, run last): restoring in that order puts back what was saved.
+KNOB_ORDER=$("$KSM_RUN" --list-knobs 2>/dev/null) || KNOB_ORDER=
 
 knob_value() {
 	local v
@@ -55,25 +55,41 @@ knob_value() {
 	printf '%s\n' "$v"
 }
 
-# Saved per test file: call save_knobs in setup_file, restore_knobs in
-# teardown_file.
+# save_knobs [FILE]: every knob as NAME VALUE lines, by default in the test
+# file's directory.  Call save_knobs in setup_file, restore_knobs in
+# teardown_file (the launcher fixture does).
 save_knobs() {
-	local k
-	: >"$BATS_FILE_TMPDIR/knobs.saved"
+	local k file=${1:-$BATS_FILE_TMPDIR/knobs.saved}
+	[ -n "$KNOB_ORDER" ] || { echo "save_knobs: no knob list from $KSM_RUN --list-knobs" >&2; return 1; }
+	: >"$file"
 	for k in $KNOB_ORDER; do
-		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$BATS_FILE_TMPDIR/knobs.saved"
+		[ -e "$KSM/$k" ] && echo "$k $(knob_value $k)" >>"$file"
 	done
+	return 0
 }
 
+# The scan-time advisor owns pages_to_scan while it is active: it can be
+# neither written nor compared then.
+advisor_owns() { [ "$1" = pages_to_scan ] && [ "$(knob_value advisor_mode)" = scan-time ]; }
+
+# restore_knobs [FILE]: writes back what differs, in the saved order, then
+# checks that every knob reads as saved; fails naming those that do not.
 restore_knobs() {
-	local k v
-	[ -f "$BATS_FILE_TMPDIR/knobs.saved" ] || return 0
+	local k v now bad=0 file=${1:-$BATS_FILE_TMPDIR/knobs.saved}
+	[ -f "$file" ] || return 0
 	while read -r k v; do
 		[ "$(knob_value "$k")" = "$v" ] && continue
-		# The scan-time advisor owns pages_to_scan while it is active.
-		[ "$k" = pages_to_scan ] && [ "$(knob_value advisor_mode)" = scan-time ] && continue
-		echo "$v" >"$KSM/$k" 2>/dev/null || echo "restore_knobs: cannot restore $k=$v" >&2
-	done <"$BATS_FILE_TMPDIR/knobs.saved"
+		advisor_owns "$k" && continue
+		echo "$v" >"$KSM/$k" 2>/dev/null || true
+	done <"$file"
+	while read -r k v; do
+		advisor_owns "$k" && continue
+		now=$(knob_value "$k")
+		[ "$now" = "$v" ] && continue
+		echo "restore_knobs: cannot restore $k=$v (it is $now)" >&2
+		bad=1
+	done <"$file"
+	return $bad
 }
 
 # Rates at which 48 MiB of duplicates merge in a few seconds (KERNEL-NOTES).
@@ -82,6 +98,47 @@ fast_ksm() {
 	echo 20000 >$KSM/pages_to_scan
 	echo 10 >$KSM/sleep_millisecs
 	echo 1 >$KSM/run
+}
+
+# settle_ksm: has ksmd drop what exited test processes left in its trees
+# (their pages stay counted while ksmd is stopped), then stops ksmd (run=0,
+# the fast rates left in place): system-wide counters then start from a
+# quiet state, holding nothing of earlier tests.  Waits on the kernel's own
+# counters, 30 s at most:
+#  - two full scans since the call: every registered process visited once,
+#    so the slots of exited ones are gone (as the kernel selftests wait);
+#  - or ksmd holds nothing (pages_shared, pages_sharing, pages_unshared and
+#    pages_volatile all 0) and full_scans has not moved for 1 s: with no
+#    process registered ksmd idles and counts no more scans, so waiting for
+#    scans alone could wait forever.
+settle_ksm() {
+	local f0 f last i still=0
+	fast_ksm
+	f0=$(cat $KSM/full_scans)
+	last=$f0
+	for ((i = 0; i < 300; i++)); do
+		f=$(cat $KSM/full_scans)
+		[ "$f" -ge $((f0 + 2)) ] && break
+		if [ "$f" = "$last" ]; then still=$((still + 1)); else still=0 last=$f; fi
+		[ $still -ge 10 ] && ksm_holds_nothing && break
+		sleep 0.1
+	done
+	echo 0 >$KSM/run
+	[ $i -lt 300 ] || { echo "settle_ksm: not settled in 30 s: $(ksm_counters)" >&2; return 1; }
+}
+
+ksm_holds_nothing() {
+	local c
+	for c in pages_shared pages_sharing pages_unshared pages_volatile; do
+		[ "$(cat $KSM/$c)" = 0 ] || return 1
+	done
+}
+
+ksm_counters() {
+	local c
+	for c in full_scans pages_shared pages_sharing pages_unshared pages_volatile; do
+		printf '%s=%s ' $c "$(cat $KSM/$c)"
+	done
 }
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 0.1 s; fail after SECONDS.
@@ -93,6 +150,47 @@ wait_until() {
 		[ $i -lt $limit ] || { echo "timed out waiting for: $*" >&2; return 1; }
 		sleep 0.1
 	done
+}
+
+# --- Running as the unprivileged user nobody. ---
+
+# nobody: uid and gid 65534, no supplementary groups.
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() { "${NOBODY[@]}" "$@"; }
+
+# stage_for_nobody [PROGRAM...]: the tree the suite runs from may be private
+# (a clone in root's home, mode 0700), where nobody reaches nothing.  Copies
+# ksm-run, the library next to it (where ksm-run looks first) and the named
+# test programs into a new directory of mode 0755 under /tmp, and sets
+# NB_DIR, NB_KSM_RUN, NB_LIB and NB_PROGS (NB_DIR/tests).  A program that
+# links the library (linked_*) is linked again against the staged copy: its
+# run path names the build tree, absolute because the loader ignores
+# $ORIGIN under secure execution.  unstage removes it all (the launcher
+# fixture's teardown calls it).
+stage_for_nobody() {
+	local p
+	NB_DIR=$(mktemp -d /tmp/ksmenable-nobody.XXXXXX) || return 1
+	NB_KSM_RUN=$NB_DIR/ksm-run NB_LIB=$NB_DIR/libksmenable.so NB_PROGS=$NB_DIR/tests
+	mkdir "$NB_PROGS"
+	cp "$KSM_RUN" "$NB_KSM_RUN"
+	cp "$LIB" "$NB_LIB"
+	for p in "$@"; do
+		case $p in
+		linked_*)
+			${CC:-cc} -D_GNU_SOURCE -I"$TOP/include" -std=c11 -O1 -pthread -o "$NB_PROGS/$p" \
+				"$TOP/tests/progs/$p.c" -L"$NB_DIR" -lksmenable -Wl,-rpath,"$NB_DIR" || return 1
+			;;
+		*) cp "$PROGS/$p" "$NB_PROGS/$p" || return 1 ;;
+		esac
+	done
+	chmod -R u=rwX,go=rX "$NB_DIR"
+	as_nobody test -x "$NB_KSM_RUN" -a -r "$NB_LIB" ||
+		{ echo "stage_for_nobody: nobody cannot reach $NB_DIR" >&2; return 1; }
+}
+
+unstage() {
+	[ -z "${NB_DIR:-}" ] || rm -rf "$NB_DIR"
+	NB_DIR=
 }
 
 # --- Reading a process's regions from smaps. ---
@@ -111,36 +209,115 @@ region_mergeable() { smaps_field "$1" "$2" VmFlags | grep -qw mg; }
 region_ksm_kb() { smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'; }
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
 
-# --- A workload in the background, with a READY/BYE handshake. ---
+# --- Workloads in the background, with a READY/BYE handshake. ---
+#
+# start_workload [NAME] [ENV=VALUE...] -- PROGRAM ARGS...
+#	runs PROGRAM with its stdin on a fifo and its stdout and stderr in
+#	files, and waits (10 s) for its READY line; fails at once if it ends
+#	before.  NAME (letters, digits, _) tells several workloads of a test
+#	apart; without it the workload is the default one, whose pid, stdout and
+#	stderr files are also in $WL_PID, $WL_OUT and $WL_ERR.
+# wl_pid [NAME], wl_out [NAME], wl_err [NAME]: its pid and files (the files
+#	stay readable after it stopped).
+# stop_workload [NAME]: sends BYE and waits (bounded; KILL after 20 s);
+#	the exit status in $WL_STATUS and in wl_status [NAME].
+# wait_workload [NAME]: waits without BYE, for a workload told to end
+#	otherwise (a signal); bounded the same way.
+# stop_workloads: stops every workload still running (for teardown).
+#
+# Associative arrays, global (load runs inside a function), fresh in each
+# test's process.
+declare -gA WL_PIDS=() WL_FDS=() WL_DIRS=() WL_STATUSES=()
+WL_DEFAULT=main
 
-# start_workload [ENV=VALUE...] -- PROGRAM ARGS...: runs it with its stdin on
-# a fifo and its stdout in $WL_OUT; waits for its READY line (10 s).
 start_workload() {
-	local envs=()
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	local name=$WL_DEFAULT envs=() dir fd pid
+	if [ "${1:-}" != -- ] && [[ ${1:-} != *=* ]]; then
+		name=$1
+		shift
+	fi
+	[[ $name =~ ^[A-Za-z0-9_]+$ ]] || { echo "start_workload: bad name '$name'" >&2; return 1; }
+	[ -z "${WL_PIDS[$name]:-}" ] || { echo "start_workload: $name already runs" >&2; return 1; }
+	while [ "$#" -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	[ "${1:-}" = -- ] || { echo "start_workload: no -- before the command" >&2; return 1; }
 	shift
-	WL_DIR=$(mktemp -d "$BATS_TEST_TMPDIR/wl.XXXXXX")
-	WL_OUT=$WL_DIR/out
-	WL_ERR=$WL_DIR/err
-	mkfifo "$WL_DIR/in"
-	env "${envs[@]}" "$@" <"$WL_DIR/in" >"$WL_OUT" 2>"$WL_ERR" &
-	WL_PID=$!
-	exec {WL_FD}>"$WL_DIR/in"
-	wait_until 10 grep -q '^READY' "$WL_OUT"
+	dir=$(mktemp -d "$BATS_TEST_TMPDIR/wl-$name.XXXXXX")
+	mkfifo "$dir/in"
+	env "${envs[@]}" "$@" <"$dir/in" >"$dir/out" 2>"$dir/err" &
+	pid=$!
+	exec {fd}>"$dir/in"
+	WL_PIDS[$name]=$pid WL_FDS[$name]=$fd WL_DIRS[$name]=$dir
+	unset "WL_STATUSES[$name]"
+	if [ "$name" = "$WL_DEFAULT" ]; then
+		WL_PID=$pid WL_OUT=$dir/out WL_ERR=$dir/err
+	fi
+	# READY within 10 s; a workload that ends before fails at once.
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^READY' "$dir/out" && return 0
+		if gone "$pid"; then
+			echo "start_workload: $name ended before READY: $(cat "$dir/err")" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "start_workload: no READY from $name within 10 s" >&2
+	return 1
 }
 
-# workload_region NAME: the start address (hex) of a region the workload
-# printed as "region NAME START END".
-workload_region() { awk -v n="$1" '$1 == "region" && $2 == n { print $3; exit }' "$WL_OUT"; }
+wl_pid() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_PIDS[$n]:-}" ] || { echo "wl_pid: no running workload $n" >&2; return 1; }
+	echo "${WL_PIDS[$n]}"
+}
+wl_dir() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_DIRS[$n]:-}" ] || { echo "no workload $n in this test" >&2; return 1; }
+	echo "${WL_DIRS[$n]}"
+}
+wl_out() { local d; d=$(wl_dir "$@") && echo "$d/out"; }
+wl_err() { local d; d=$(wl_dir "$@") && echo "$d/err"; }
+wl_status() {
+	local n=${1:-$WL_DEFAULT}
+	[ -n "${WL_STATUSES[$n]:-}" ] || { echo "wl_status: workload $n not stopped" >&2; return 1; }
+	echo "${WL_STATUSES[$n]}"
+}
 
-# stop_workload: sends BYE, waits; sets WL_STATUS.
+# workload_region NAME [WORKLOAD]: the start address (hex) of a region the
+# workload printed as "region NAME START END".
+workload_region() { awk -v n="$1" '$1 == "region" && $2 == n { print $3; exit }' "$(wl_out "${2:-}")"; }
+
+# gone PID: PID has exited (it may be a zombie still to be waited for).
+gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+
 stop_workload() {
-	[ -n "${WL_PID:-}" ] || return 0
+	local name=${1:-$WL_DEFAULT} fd
+	[ -n "${WL_PIDS[$name]:-}" ] || return 0
+	fd=${WL_FDS[$name]}
 	# In a subshell: a workload that is gone leaves no reader, and SIGPIPE
 	# must not kill the test runner.
-	(echo BYE >&"$WL_FD") 2>/dev/null || true
-	exec {WL_FD}>&-
+	(echo BYE >&"$fd") 2>/dev/null || true
+	wait_workload "$name"
+}
+
+wait_workload() {
+	local name=${1:-$WL_DEFAULT} pid fd late=
+	pid=$(wl_pid "$name") || return 1
+	fd=${WL_FDS[$name]}
+	wait_until 20 gone "$pid" || { late=1; kill -KILL "$pid" 2>/dev/null; }
 	WL_STATUS=0
-	wait "$WL_PID" || WL_STATUS=$?
-	WL_PID=
+	wait "$pid" || WL_STATUS=$?
+	exec {fd}>&-
+	WL_STATUSES[$name]=$WL_STATUS
+	unset "WL_PIDS[$name]" "WL_FDS[$name]"
+	[ "$name" != "$WL_DEFAULT" ] || WL_PID=
+	[ -z "$late" ] || { echo "workload $name did not end within 20 s: killed" >&2; return 1; }
+}
+
+stop_workloads() {
+	local name rc=0
+	for name in "${!WL_PIDS[@]}"; do
+		stop_workload "$name" || rc=1
+	done
+	return $rc
 }

@@ -1,8 +1,53 @@
-# Helpers for the ksm-run tests (tests/2*.bats).  Load after helpers:
+# Helpers for the ksm-run tests (tests/2*.bats, 30, 31).  Load after helpers:
 #   load helpers
 #   load launcher_helpers
 
 bats_require_minimum_version 1.5.0
+
+# --- The fixture: loading this file gives a test file these four. ---
+#
+# setup_file     saves every KSM knob (save_knobs)
+# setup          checks what the tests need (requires), leaves no saved
+#                launcher state behind, sets the baseline knobs
+# teardown       stops every workload, leaves no saved launcher state
+#                behind, removes what stage_for_nobody staged
+# teardown_file  leaves no saved launcher state behind, then restores every
+#                knob as saved and checks that it reads back (restore_knobs)
+#
+# A file states only what differs, anywhere in the file:
+#   LAUNCHER_REQUIRES="root ksm prctl jq"   what setup requires (default:
+#                                           root ksm)
+#   setup_file_extra() { ...; }             run at the end of setup_file
+#   setup_extra() { ...; }                  run at the end of setup
+
+setup_file() {
+	save_knobs
+	if declare -F setup_file_extra >/dev/null; then setup_file_extra; fi
+}
+
+setup() {
+	# shellcheck disable=SC2086 # a list of words
+	requires ${LAUNCHER_REQUIRES:-root ksm}
+	clear_launcher_state
+	baseline_knobs
+	if declare -F setup_extra >/dev/null; then setup_extra; fi
+}
+
+# Every step runs even if one fails, so that nothing is left behind.
+teardown() {
+	local rc=0
+	stop_workloads || rc=1
+	clear_launcher_state || rc=1
+	unstage || rc=1
+	return $rc
+}
+
+teardown_file() {
+	local rc=0
+	clear_launcher_state || rc=1
+	restore_knobs || rc=1
+	return $rc
+}
 
 STATE_FILE=/run/ksm-run/state
 
@@ -17,6 +62,7 @@ baseline_knobs() {
 # Every writable knob as NAME=VALUE lines, to compare before and after.
 knobs_snapshot() {
 	local k
+	[ -n "$KNOB_ORDER" ] || { echo "knobs_snapshot: no knob list from $KSM_RUN --list-knobs" >&2; return 1; }
 	for k in $KNOB_ORDER; do
 		[ -e "$KSM/$k" ] && echo "$k=$(knob_value "$k")"
 	done
@@ -50,33 +96,10 @@ child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
 # Rates at which the test workloads merge in seconds (KERNEL-NOTES).
 FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 
-# gone PID: PID has exited (it may be a zombie still to be waited for).
-gone() { [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
-
-# wait_workload: like stop_workload, but without BYE: for a workload that
-# was told to end by a signal.  Bounded: fails after 10 s.
-wait_workload() {
-	wait_until 10 gone "$WL_PID"
-	WL_STATUS=0
-	wait "$WL_PID" || WL_STATUS=$?
-	exec {WL_FD}>&-
-	WL_PID=
-}
-
 # Conditions for wait_until, read afresh at every poll.
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
 merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
-
-# settle_ksm: lets ksmd drop what exited test processes left in its trees
-# (their pages stay counted while ksmd is stopped), so that system-wide
-# figures start from a quiet state; then the baseline knobs.
-settle_ksm() {
-	fast_ksm
-	wait_until 15 test_no_sharing || true
-	baseline_knobs
-}
-test_no_sharing() { [ "$(cat $KSM/pages_sharing)" = 0 ]; }
 
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as
 # the foreground job, types Ctrl-C once the command printed READY, then BYE;

@@ -1,0 +1,111 @@
+#!/usr/bin/env bats
+# The suite's own helpers, which every other file trusts: knobs saved and
+# restored whatever the advisor did, several workloads at once, settle_ksm.
+
+load helpers
+load launcher_helpers
+
+@test "KNOB_ORDER is ksm-run's write order and holds every writable knob of this kernel" {
+	[ -n "$KNOB_ORDER" ]
+	[ "$KNOB_ORDER" = "$("$KSM_RUN" --list-knobs)" ]
+	local k missing=
+	for k in $(find "$KSM" -maxdepth 1 -type f -perm -u+w -printf '%f\n'); do
+		grep -qx "$k" <<<"$KNOB_ORDER" || missing+=" $k"
+	done
+	[ -z "$missing" ] || { echo "not saved by save_knobs:$missing"; return 1; }
+	# The advisor's mode resets pages_to_scan: it must come before it.
+	[ "$(grep -nx advisor_mode <<<"$KNOB_ORDER" | cut -d: -f1)" -lt \
+		"$(grep -nx pages_to_scan <<<"$KNOB_ORDER" | cut -d: -f1)" ]
+	[ "$(tail -n 1 <<<"$KNOB_ORDER")" = run ]
+}
+
+@test "restore_knobs puts pages_to_scan back after a change of advisor mode reset it" {
+	local saved=$BATS_TEST_TMPDIR/knobs before
+	echo 1234 >$KSM/pages_to_scan
+	echo 33 >$KSM/sleep_millisecs
+	before=$(knobs_snapshot)
+	save_knobs "$saved"
+	echo scan-time >$KSM/advisor_mode
+	echo 44 >$KSM/sleep_millisecs
+	restore_knobs "$saved"
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ "$(knob_value pages_to_scan)" = 1234 ]
+}
+
+@test "restore_knobs puts the scan-time advisor back, with the limits it had" {
+	local saved=$BATS_TEST_TMPDIR/knobs
+	echo 600 >$KSM/advisor_min_pages_to_scan
+	echo 50 >$KSM/advisor_max_cpu
+	echo scan-time >$KSM/advisor_mode
+	save_knobs "$saved"
+	echo none >$KSM/advisor_mode
+	echo 777 >$KSM/pages_to_scan
+	echo 500 >$KSM/advisor_min_pages_to_scan
+	echo 70 >$KSM/advisor_max_cpu
+	restore_knobs "$saved"
+	[ "$(knob_value advisor_mode)" = scan-time ]
+	[ "$(knob_value advisor_min_pages_to_scan)" = 600 ]
+	[ "$(knob_value advisor_max_cpu)" = 50 ]
+	# The advisor owns pages_to_scan again: not the 777 set without it.
+	[ "$(knob_value pages_to_scan)" != 777 ]
+}
+
+@test "restore_knobs fails, naming the knob, when it cannot put one back" {
+	local saved=$BATS_TEST_TMPDIR/knobs
+	save_knobs "$saved"
+	sed -i 's/^sleep_millisecs .*/sleep_millisecs not-a-number/' "$saved"
+	run -1 --separate-stderr restore_knobs "$saved"
+	[[ $stderr == *"cannot restore sleep_millisecs=not-a-number"* ]]
+}
+
+@test "several named workloads at once, each with its own pid, output and status" {
+	start_workload a -- "$PROGS/dupmem" wait exit=3
+	start_workload b KSM_TEST_MARK=b -- "$PROGS/dupmem" getmerge wait
+	start_workload -- "$PROGS/dupmem" wait
+	local a b
+	a=$(wl_pid a)
+	b=$(wl_pid b)
+	[ "$a" != "$b" ] && [ "$a" != "$WL_PID" ] && [ "$b" != "$WL_PID" ]
+	[ "$(wl_pid)" = "$WL_PID" ] && [ "$(wl_out)" = "$WL_OUT" ] && [ "$(wl_err)" = "$WL_ERR" ]
+	grep -qx "READY $a" "$(wl_out a)"
+	grep -qx "merge_any $b 0" "$(wl_out b)"
+	tr '\0' '\n' <"/proc/$b/environ" | grep -qx KSM_TEST_MARK=b
+	stop_workload a
+	[ "$(wl_status a)" = 3 ] && [ "$WL_STATUS" = 3 ]
+	run -1 wl_pid a
+	kill -0 "$b"
+	kill -0 "$WL_PID"
+	stop_workloads
+	[ "$(wl_status b)" = 0 ] && [ "$(wl_status)" = 0 ]
+	[ -z "$WL_PID" ]
+	gone "$b"
+	# The output stays readable after the stop.
+	grep -qx "READY $b" "$(wl_out b)"
+}
+
+@test "a workload that ends before READY fails start_workload at once, with its stderr" {
+	SECONDS=0
+	run -1 --separate-stderr start_workload early -- sh -c 'echo gone early >&2; exit 4'
+	[ "$SECONDS" -lt 5 ]
+	[[ $stderr == *"early ended before READY: gone early"* ]]
+	run -1 --separate-stderr start_workload bad-name -- true
+	[[ $stderr == *"bad name"* ]]
+}
+
+@test "settle_ksm after a process died while ksmd was stopped mid-scan: bounded, ksmd stopped" {
+	requires prctl
+	fast_ksm
+	start_workload -- "$PROGS/dupmem" merge=1 mmap=48 distinct=16 wait
+	wait_until 20 knob_above pages_sharing 0
+	# ksmd stopped in the middle of its scan, the process killed: its
+	# slot stays in ksmd's list until ksmd runs over it once more, and
+	# ksmd then idles, counting no further scans.
+	echo 0 >$KSM/run
+	kill -KILL "$WL_PID"
+	wait_workload
+	SECONDS=0
+	settle_ksm
+	[ "$SECONDS" -lt 10 ]
+	[ "$(knob_value run)" = 0 ]
+	[ "$(knob_value pages_to_scan)" = 20000 ]
+}
