@@ -121,6 +121,21 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/estimate-accuracy
 
+# --- The newcomer's first command: make demo ---
+.PHONY: demo
+# demo: pre-fork workers holding the same cache, run under ksm-run, which
+# tunes ksmd, restores the knobs and reports what merged (root, KSM built in).
+# DEMO_KSM is only where the checks look (a test points it elsewhere).
+DEMO     := $(O)/tests/demo_workers
+DEMO_KSM ?= /sys/kernel/mm/ksm
+demo:
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo: needs root: ksm-run writes the KSM knobs in /sys/kernel/mm/ksm (run: sudo make demo)" >&2; exit 1; fi
+	@if [ ! -d $(DEMO_KSM) ]; then echo "make demo: this kernel has no KSM ($(DEMO_KSM) is missing): it needs a kernel built with CONFIG_KSM=y" >&2; exit 1; fi
+	@if [ ! -w $(DEMO_KSM)/run ]; then echo "make demo: $(DEMO_KSM)/run is not writable (a container with a read-only /sys?): run it on the host" >&2; exit 1; fi
+	@$(MAKE) -s --no-print-directory all $(DEMO)
+	@flock -n /run/lock/ksmenable-tests.lock true || echo "make demo: waiting for the lock on the KSM knobs (/run/lock/ksmenable-tests.lock): a test run is going on" >&2
+	flock /run/lock/ksmenable-tests.lock $(RUN) -- $(DEMO)
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libksmenable.so
