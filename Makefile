@@ -94,7 +94,7 @@ lint-man:
 	mandoc -Tlint -Wwarning $(MANPAGES)
 
 # The suite changes system-wide KSM knobs: one run at a time on a machine.
-check: all progs unit $(FAULT) lint-man
+check: deps all progs unit $(FAULT) lint-man
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
 	@{ KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/; echo $$? >$(O)/check.status; } \
 		| tee $(O)/check.tap
@@ -121,8 +121,17 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/estimate-accuracy
 
-# --- The newcomer's first command: make demo ---
-.PHONY: demo
+# --- The newcomer's commands: make deps (check's first step) and make demo ---
+# deps: what the suite needs beyond make and a C compiler; as root on
+# Debian/Ubuntu it installs what is missing, otherwise it says what to install.
+.PHONY: deps demo
+deps:
+	@tests/install-deps
+# Under -j too, what needs those packages waits for them.
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+$(FAULT) lint-man: | deps
+endif
+
 # demo: pre-fork workers holding the same cache, run under ksm-run, which
 # tunes ksmd, restores the knobs and reports what merged (root, KSM built in).
 # DEMO_KSM is only where the checks look (a test points it elsewhere).
