@@ -145,6 +145,19 @@ demo:
 	@flock -n /run/lock/ksmenable-tests.lock true || echo "make demo: waiting for the lock on the KSM knobs (/run/lock/ksmenable-tests.lock): a test run is going on" >&2
 	flock /run/lock/ksmenable-tests.lock $(RUN) -- $(DEMO)
 
+# --- Shell completion for ksm-run (launcher/completion/) ---
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
+.PHONY: install-completion uninstall-completion
+install: install-completion
+uninstall: uninstall-completion
+install-completion:
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 launcher/completion/ksm-run.bash $(DESTDIR)$(BASHCOMPDIR)/ksm-run
+	install -m 644 launcher/completion/_ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
+uninstall-completion:
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
+
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/libksmenable.so
