@@ -46,3 +46,17 @@ teardown_file() { restore_knobs; }
 	[ "$status" != 0 ]
 	[[ "$output" == *"this kernel has no KSM (/nonexistent/ksm is missing)"*"CONFIG_KSM=y"* ]]
 }
+
+workers_started() { [ "$(wc -w <"/proc/$1/task/$1/children")" = "$2" ]; }
+
+@test "demo_workers: SIGTERM ends the workers, and the parent dies of it" {
+	"$PROGS/demo_workers" -w 3 -m 4 -t 60 >"$BATS_TEST_TMPDIR/out" &
+	local pid=$! kids k st=0
+	wait_until 10 workers_started $pid 3
+	kids=$(cat "/proc/$pid/task/$pid/children")
+	kill -TERM $pid
+	wait $pid || st=$?
+	[ "$st" = 143 ]
+	grep -q 'stopped by signal 15' "$BATS_TEST_TMPDIR/out"
+	for k in $kids; do wait_until 10 gone "$k"; done
+}

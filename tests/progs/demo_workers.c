@@ -342,11 +342,13 @@ int main(int argc, char **argv)
 	}
 	if (end_workers(cmd[1], pids, n))
 		rc = 1;
-	if (rc == 0 && w.known)
+	if (stop_signal)
+		printf("demo_workers: stopped by signal %d; the workers have exited\n", (int)stop_signal);
+	else if (rc == 0 && w.known)
 		printf("demo_workers: at the peak (%.1f s) %.1f MiB of the workers' memory was merged "
 		       "(their caches: %.1f MiB); their data is intact\n", w.peak_at,
 		       (double)w.peak * (double)page / (1 << 20), (double)w.target * (double)page / (1 << 20));
-	if (rc == 0 && w.known && w.peak == 0)
+	if (!stop_signal && rc == 0 && w.known && w.peak == 0)
 		printf("demo_workers: nothing merged: run it under ksm-run (or with KSM enabled)\n");
 	fflush(stdout);
 	if (stop_signal) {
