@@ -158,6 +158,19 @@ lint-man:
 deps:
 	@tests/install-deps
 
+# demo: pre-fork workers holding the same cache, run under ksm-run, which
+# tunes ksmd, restores the knobs and reports what merged (root, KSM built in).
+# DEMO_KSM is only where the checks look (a test points it elsewhere).
+DEMO     := $(O)/tests/demo_workers
+DEMO_KSM ?= /sys/kernel/mm/ksm
+demo:
+	@if [ "$$(id -u)" != 0 ]; then echo "make demo: needs root: ksm-run writes the KSM knobs in /sys/kernel/mm/ksm (run: sudo make demo)" >&2; exit 1; fi
+	@if [ ! -d $(DEMO_KSM) ]; then echo "make demo: this kernel has no KSM ($(DEMO_KSM) is missing): it needs a kernel built with CONFIG_KSM=y" >&2; exit 1; fi
+	@if [ ! -w $(DEMO_KSM)/run ]; then echo "make demo: $(DEMO_KSM)/run is not writable (a container with a read-only /sys?): run it on the host" >&2; exit 1; fi
+	@$(MAKE) -s --no-print-directory all $(DEMO)
+	@flock -n /run/lock/ksmenable-tests.lock true || echo "make demo: waiting for the lock on the KSM knobs (/run/lock/ksmenable-tests.lock): a test run is going on" >&2
+	flock /run/lock/ksmenable-tests.lock $(RUN) -- $(DEMO)
+
 # The suite changes system-wide KSM knobs: one run at a time on a machine.
 check: deps
 	@$(MAKE) --no-print-directory all progs unit $(FAULT) lint-man
@@ -205,12 +218,16 @@ install: all
 	install -m 644 man/libksmenable.7 $(DESTDIR)$(MANDIR)/man7/libksmenable.7
 	install -m 755 $(RUN) $(DESTDIR)$(BINDIR)/ksm-run
 	install -m 644 man/ksm-run.1 $(DESTDIR)$(MANDIR)/man1/ksm-run.1
+	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 launcher/completion/ksm-run.bash $(DESTDIR)$(BASHCOMPDIR)/ksm-run
+	install -m 644 launcher/completion/_ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME) \
 		$(DESTDIR)$(INCLUDEDIR)/ksmenable.h $(DESTDIR)$(PKGCONFIGDIR)/ksmenable.pc \
 		$(DESTDIR)$(MANDIR)/man7/libksmenable.7 $(DESTDIR)$(BINDIR)/ksm-run \
-		$(DESTDIR)$(MANDIR)/man1/ksm-run.1
+		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
+		$(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
 
 clean:
 	rm -rf build

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# make demo: its workload (tests/progs/demo_workers) under ksm-run, and its
+# refusals.  The demo itself takes the suite's lock, so it is not run from
+# here (make check already holds that lock): its two parts are.
+
+load helpers
+load launcher_helpers
+
+setup_file() { save_knobs; }
+teardown_file() { restore_knobs; }
+
+@test "demo_workers under ksm-run: every worker's cache merges and the report shows the profit" {
+	requires root ksm
+	settle_ksm
+	run --separate-stderr "$KSM_RUN" --json -- "$PROGS/demo_workers" -w 3 -m 8
+	echo "$output"; echo "$stderr"
+	[ "$status" = 0 ]
+	[[ "$output" == *"their data is intact"* ]]
+	# each worker (a child of the command) merged at least 95% of its cache
+	echo "$stderr" >"$BATS_TEST_TMPDIR/report.json"
+	run json_of "$BATS_TEST_TMPDIR/report.json" \
+		'.pid as $p | [.processes[] | select(.ppid == $p and .peak_ksm_merging_pages >= 1946)] | length'
+	[ "$output" = 3 ]
+	# 3 copies of 8 MiB keep one: up to 16 MiB saved, less ksmd's own records.
+	[ "$(json_of "$BATS_TEST_TMPDIR/report.json" .general_profit.peak)" -gt $((12 << 20)) ]
+}
+
+@test "demo_workers: bad options are refused with the value named" {
+	run "$PROGS/demo_workers" -w 0
+	[ "$status" = 2 ]
+	[[ "$output" == *"-w 0: not a whole number in 1..64"* ]]
+	run "$PROGS/demo_workers" -m 12x
+	[ "$status" = 2 ]
+	[[ "$output" == *"-m 12x"* ]]
+	run "$PROGS/demo_workers" stray
+	[ "$status" = 2 ]
+	[[ "$output" == *"unexpected argument 'stray'"* ]]
+}
+
+@test "make demo refuses without root, and without KSM, saying what it needs" {
+	requires root
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups make -s -C "$TOP" demo O="$BUILD"
+	[ "$status" != 0 ]
+	[[ "$output" == *"make demo: needs root"*"sudo make demo"* ]]
+	run make -s -C "$TOP" demo O="$BUILD" DEMO_KSM=/nonexistent/ksm
+	[ "$status" != 0 ]
+	[[ "$output" == *"this kernel has no KSM (/nonexistent/ksm is missing)"*"CONFIG_KSM=y"* ]]
+}
+
+workers_started() { [ "$(wc -w <"/proc/$1/task/$1/children")" = "$2" ]; }
+
+@test "demo_workers: SIGTERM ends the workers, and the parent dies of it" {
+	"$PROGS/demo_workers" -w 3 -m 4 -t 60 >"$BATS_TEST_TMPDIR/out" &
+	local pid=$! kids k st=0
+	wait_until 10 workers_started $pid 3
+	kids=$(cat "/proc/$pid/task/$pid/children")
+	kill -TERM $pid
+	wait $pid || st=$?
+	[ "$st" = 143 ]
+	grep -q 'stopped by signal 15' "$BATS_TEST_TMPDIR/out"
+	for k in $kids; do wait_until 10 gone "$k"; done
+}
