@@ -123,7 +123,10 @@ void report_write(void)
 	int fd;
 
 	read_comm(comm, sizeof comm);
-	put(&l, "{\"pid\":%d,\"ppid\":%d,\"comm\":", (int)getpid(), (int)getppid());
+	put(&l, "{\"pid\":%d,\"ppid\":%d,", (int)getpid(), (int)getppid());
+	if (lib.cfg.report_token[0])
+		put(&l, "\"token\":\"%s\",", lib.cfg.report_token);
+	put(&l, "\"comm\":");
 	put_string(&l, comm);
 	put(&l, ",\"mode\":\"%s\",\"error\":", applied_names[lib.applied]);
 	if (lib.error)

@@ -173,7 +173,9 @@ stage_for_nobody() {
 	NB_KSM_RUN=$NB_DIR/ksm-run NB_LIB=$NB_DIR/libksmenable.so NB_PROGS=$NB_DIR/tests
 	mkdir "$NB_PROGS"
 	cp "$KSM_RUN" "$NB_KSM_RUN"
-	cp "$LIB" "$NB_LIB"
+	# The soname (what a linked program needs at run time) and the link to it.
+	cp "$LIB" "$NB_DIR/libksmenable.so.0"
+	ln -s libksmenable.so.0 "$NB_LIB"
 	for p in "$@"; do
 		case $p in
 		linked_*)

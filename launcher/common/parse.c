@@ -16,6 +16,9 @@ int parse_ll(const char *text, long long min, long long max, long long *out)
 
 	if (!starts_like_number(text))
 		return -1;
+	/* "-0" is no value of an unsigned setting. */
+	if (min >= 0 && *text == '-')
+		return -1;
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	if (errno || *end || v < min || v > max)

@@ -10,6 +10,7 @@
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
+#include "common/text.h"
 #include "eval/estimate_report.h"
 #include "kernel_abi.h"
 
@@ -173,7 +174,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		const struct est_proc *p = procs[i];
 		if (p->skipped)
 			continue;
-		fprintf(f, "%8d  %-16s %12s %12s %6.1f%%\n", (int)p->pid, p->comm,
+		fprintf(f, "%8d  %-16s %12s %12s %6.1f%%\n", (int)p->pid, printable(p->comm),
 			human_bytes((long long)p->candidate * r->page_size, false),
 			human_bytes((long long)(p->saved * r->page_size), false),
 			p->candidate ? 100.0 * p->saved / p->candidate : 0.0);
@@ -185,7 +186,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		size_t len = strlen(name);
 		if (len > 40)
 			name += len - 40;       /* keep the end of a long path */
-		fprintf(f, "%-40s %5u %12s %12s %6.1f%%\n", name, c->processes,
+		fprintf(f, "%-40s %5u %12s %12s %6.1f%%\n", printable(name), c->processes,
 			human_bytes((long long)c->candidate * r->page_size, false),
 			human_bytes((long long)(c->saved * r->page_size), false),
 			c->candidate ? 100.0 * c->saved / c->candidate : 0.0);
@@ -194,7 +195,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		fprintf(f, "(%zu more classes; --json lists all)\n", r->nclasses - shown);
 	for (i = 0; i < r->nprocs; i++)
 		if (r->procs[i].skipped)
-			fprintf(f, "skipped: pid %d: %s\n", (int)r->procs[i].pid, r->procs[i].skipped);
+			fprintf(f, "skipped: pid %d: %s\n", (int)r->procs[i].pid, printable(r->procs[i].skipped));
 }
 
 void estimate_print(FILE *f, const struct est_result *r, bool json)

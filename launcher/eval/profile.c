@@ -17,6 +17,7 @@
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
+#include "common/text.h"
 #include "eval/profile.h"
 #include "eval/regionclass.h"
 #include "maps.h"
@@ -170,7 +171,7 @@ void profile_print(FILE *f, const struct profile *p)
 		const char *name = c->name;
 		if (strlen(name) > 44)
 			name += strlen(name) - 44;
-		fprintf(f, "  %-44s %5u %12s %12s %6.1f%%\n", name, c->procs,
+		fprintf(f, "  %-44s %5u %12s %12s %6.1f%%\n", printable(name), c->procs,
 			human_bytes(c->cand_kb * 1024, false), human_bytes(c->merged_kb * 1024, false),
 			c->cand_kb ? 100.0 * c->merged_kb / c->cand_kb : 0.0);
 	}
@@ -185,7 +186,7 @@ void profile_print(FILE *f, const struct profile *p)
 			"and drops %.1f%% of the candidate memory ksmd would scan:\n",
 			p->kept_pct, p->threshold, p->dropped_pct);
 		fprintf(f, "  KSM_ENABLE_ALLOW='%s'\n  ksm-run --allow='%s' -- COMMAND\n",
-			p->recommended, p->recommended);
+			printable(p->recommended), printable(p->recommended));
 	}
 	for (i = 0; i < p->n; i++) {
 		const struct profile_class *c = &p->c[i];
@@ -193,7 +194,7 @@ void profile_print(FILE *f, const struct profile *p)
 			continue;
 		if (!never++)
 			fprintf(f, "\nScanned but never merged (ksmd's work for nothing):\n");
-		fprintf(f, "  %-44s %12s in %u process%s\n", c->name, human_bytes(c->cand_kb * 1024, false),
+		fprintf(f, "  %-44s %12s in %u process%s\n", printable(c->name), human_bytes(c->cand_kb * 1024, false),
 			c->procs, c->procs == 1 ? "" : "es");
 	}
 }

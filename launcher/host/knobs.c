@@ -138,6 +138,12 @@ int knob_check_value(const char *name, const char *value, char *why, size_t whyl
 	long long v;
 	int i = known_index(name);
 
+	/* Longer would be cut where the value is kept (and written cut). */
+	if (strlen(value) >= KNOB_VALUE_MAX) {
+		snprintf(why, whylen, "%s: a value of %zu characters is too long (at most %d)", name,
+			 strlen(value), KNOB_VALUE_MAX - 1);
+		return -1;
+	}
 	switch (i < 0 ? K_OTHER : known[i].kind) {
 	case K_BOOL:
 		if (strcmp(value, "0") && strcmp(value, "1"))

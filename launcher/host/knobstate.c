@@ -5,36 +5,30 @@
  * mistaken for a user): the last user to end restores the saved values.  A
  * ksm-run killed by SIGKILL leaves its entry behind; it is seen as dead, and
  * the saved values stay until the next run ends or --restore.
+ *
+ * The file is input from outside like any other: every line is checked
+ * with the rules that options get (knob names and values), pids and start
+ * times must be real, and a file that breaks a rule is not used at all.
+ * It is set aside as state.corrupt so that it can be looked at, and the
+ * knobs are never written from it.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/files.h"
 #include "common/msg.h"
+#include "common/parse.h"
 #include "common/procfs.h"
 #include "host/knobs.h"
 #include "host/knobstate.h"
+#include "host/statefile.h"
 
-#define STATE_FILE KNOBSTATE_DIR "/state"
-#define LOCK_FILE KNOBSTATE_DIR "/lock"
-#define MAX_USERS 256
-
-struct state {
-	bool exists;
-	int nusers;
-	struct user {
-		pid_t pid;
-		unsigned long long start;
-	} users[MAX_USERS];
-	struct knob_set saved;
-};
+#define STATE_NAME "state"
+#define STATE_TEXT_MAX (MAX_USERS * 48 + MAX_KNOBS * (KNOB_NAME_MAX + KNOB_VALUE_MAX + 8) + 256)
 
 static unsigned long long start_time(pid_t pid)
 {
@@ -43,56 +37,137 @@ static unsigned long long start_time(pid_t pid)
 	return proc_stat_read(pid, &st) ? 0 : st.starttime;
 }
 
-static bool user_alive(const struct user *u)
+static bool user_alive(const struct state_user *u)
 {
 	return (kill(u->pid, 0) == 0 || errno == EPERM) && start_time(u->pid) == u->start;
 }
 
-static int load(struct state *st)
+/* The next space-separated word of *P, NUL-terminated in place. */
+static char *word(char **p)
 {
-	FILE *f = fopen(STATE_FILE, "re");
-	char line[256], a[KNOB_NAME_MAX], b[KNOB_VALUE_MAX];
+	char *w = *p;
+
+	while (*w == ' ')
+		w++;
+	if (!*w)
+		return NULL;
+	*p = w + strcspn(w, " ");
+	if (**p)
+		*(*p)++ = '\0';
+	return w;
+}
+
+int knobstate_parse(char *text, struct knobstate *st, char *why, size_t whylen)
+{
+	char *line, *next, *p, *kw, *a, *b;
+	int lineno = 0;
 
 	memset(st, 0, sizeof *st);
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
 	st->exists = true;
-	while (fgets(line, sizeof line, f)) {
-		int pid;
-		unsigned long long t;
-
-		if (sscanf(line, "user %d %llu", &pid, &t) == 2 && st->nusers < MAX_USERS)
-			st->users[st->nusers++] = (struct user){ pid, t };
-		else if (sscanf(line, "knob %63s %63s", a, b) == 2)
+	for (line = text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		if (line[0] == '#' || !line[0])
+			continue;
+		p = line;
+		kw = word(&p);
+		a = word(&p);
+		b = word(&p);
+		if (!kw || !a || !b || word(&p)) {
+			snprintf(why, whylen, "line %d: not KEYWORD A B", lineno);
+			return -1;
+		}
+		if (!strcmp(kw, "user")) {
+			long long pid, start;
+			if (parse_ll(a, 1, 4194304, &pid) || parse_ll(b, 1, LLONG_MAX, &start)) {
+				snprintf(why, whylen, "line %d: a user needs a pid 1..4194304 and a start time > 0", lineno);
+				return -1;
+			}
+			if (st->nusers == MAX_USERS) {
+				snprintf(why, whylen, "line %d: more than %d users", lineno, MAX_USERS);
+				return -1;
+			}
+			st->users[st->nusers++] = (struct state_user){ (pid_t)pid, (unsigned long long)start };
+		} else if (!strcmp(kw, "knob")) {
+			char kwhy[256];
+			if (knob_check_name(a, kwhy, sizeof kwhy) || knob_check_value(a, b, kwhy, sizeof kwhy)) {
+				snprintf(why, whylen, "line %d: %s", lineno, kwhy);
+				return -1;
+			}
+			if (knob_lookup(&st->saved, a) || st->saved.n == MAX_KNOBS) {
+				snprintf(why, whylen, "line %d: knob %s twice, or too many knobs", lineno, a);
+				return -1;
+			}
 			knob_put(&st->saved, a, b);
+		} else {
+			snprintf(why, whylen, "line %d: unknown keyword '%.32s'", lineno, kw);
+			return -1;
+		}
 	}
-	fclose(f);
 	knob_order(&st->saved);
 	return 0;
 }
 
-/* Written to a temporary file and renamed: a crash never leaves half a file. */
-static int store(const struct state *st)
+size_t knobstate_format(const struct knobstate *st, char *buf, size_t size)
 {
-	FILE *f = fopen(STATE_FILE ".tmp", "we");
+	size_t n = (size_t)snprintf(buf, size, "# ksm-run: KSM knobs from before the first running ksm-run\n");
 
-	if (!f)
-		return -errno;
-	fprintf(f, "# ksm-run: KSM knobs from before the first running ksm-run\n");
-	for (int i = 0; i < st->nusers; i++)
-		fprintf(f, "user %d %llu\n", (int)st->users[i].pid, st->users[i].start);
-	for (int i = 0; i < st->saved.n; i++)
-		fprintf(f, "knob %s %s\n", st->saved.k[i].name, st->saved.k[i].value);
-	if (fflush(f) || fsync(fileno(f))) {
-		int err = errno;
-		fclose(f);
-		return -err;
-	}
-	fclose(f);
-	return rename(STATE_FILE ".tmp", STATE_FILE) ? -errno : 0;
+	for (int i = 0; i < st->nusers && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "user %d %llu\n", (int)st->users[i].pid,
+				      st->users[i].start);
+	for (int i = 0; i < st->saved.n && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "knob %s %s\n", st->saved.k[i].name,
+				      st->saved.k[i].value);
+	return n;
 }
 
-static void prune(struct state *st, pid_t self)
+/*
+ * Loads the state.  Returns 0 (st->exists tells whether there was one),
+ * or -errno with a message said; a corrupt file is set aside and counts as
+ * none after a warning, unless STRICT (then -EINVAL: --restore refuses).
+ */
+static int load(struct knobstate *st, bool strict)
+{
+	static char text[STATE_TEXT_MAX];
+	char why[256], from[64], to[64];
+	long n = statefile_read(STATE_DIR, STATE_NAME, text, sizeof text);
+
+	memset(st, 0, sizeof *st);
+	if (n == -ENOENT)
+		return 0;
+	if (n < 0) {
+		msg_errno((int)-n, "cannot read %s/%s%s", STATE_DIR, STATE_NAME,
+			  n == -EPERM ? " (not a regular file of this user)" : "");
+		return (int)n;
+	}
+	if ((size_t)n != strlen(text)) {
+		snprintf(why, sizeof why, "a NUL byte");
+	} else if (knobstate_parse(text, st, why, sizeof why) == 0) {
+		return 0;
+	}
+	msg("%s/%s is corrupt (%s): not used%s", STATE_DIR, STATE_NAME, why,
+	    strict ? "" : "; it is kept as state.corrupt and the knobs as they are now count as before");
+	memset(st, 0, sizeof *st);
+	if (strict)
+		return -EINVAL;
+	snprintf(from, sizeof from, "%s/%s", STATE_DIR, STATE_NAME);
+	snprintf(to, sizeof to, "%s/%s.corrupt", STATE_DIR, STATE_NAME);
+	if (rename(from, to))
+		return -errno;
+	return 0;
+}
+
+static int store(const struct knobstate *st)
+{
+	static char text[STATE_TEXT_MAX];
+	size_t n = knobstate_format(st, text, sizeof text);
+
+	return n >= sizeof text ? -EFBIG : statefile_write(STATE_DIR, STATE_NAME, text, n);
+}
+
+static void prune(struct knobstate *st, pid_t self)
 {
 	int j = 0;
 
@@ -102,20 +177,18 @@ static void prune(struct state *st, pid_t self)
 	st->nusers = j;
 }
 
+/* The directory checked and the lock taken: the descriptor, or -errno (said). */
 static int lock_state(void)
 {
-	int fd;
+	char why[256];
+	int r, fd;
 
-	if (mkdir(KNOBSTATE_DIR, 0755) && errno != EEXIST)
-		return -errno;
-	if ((fd = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		return -errno;
-	while (flock(fd, LOCK_EX))
-		if (errno != EINTR) {
-			int err = errno;
-			close(fd);
-			return -err;
-		}
+	if ((r = statedir_check(STATE_DIR, 1, why, sizeof why))) {
+		msg("%s; the knob state is not used", why);
+		return r;
+	}
+	if ((fd = statefile_lock(STATE_DIR)) < 0)
+		msg_errno(-fd, "cannot lock %s/lock", STATE_DIR);
 	return fd;
 }
 
@@ -125,16 +198,13 @@ static int lock_state(void)
  */
 int knobstate_begin(const struct knob_set *want)
 {
-	static struct state st;
+	static struct knobstate st;
 	int fd = lock_state(), r;
 	pid_t self = getpid();
 
-	if (fd < 0) {
-		msg_errno(-fd, "cannot lock %s", LOCK_FILE);
+	if (fd < 0)
 		return fd;
-	}
-	if ((r = load(&st)) < 0) {
-		msg_errno(-r, "cannot read %s", STATE_FILE);
+	if ((r = load(&st, false)) < 0) {
 		close(fd);
 		return r;
 	}
@@ -145,12 +215,19 @@ int knobstate_begin(const struct knob_set *want)
 			close(fd);
 			return r;
 		}
+		st.exists = true;
 	} else if (st.nusers == 0) {
 		msg("found knob state saved by a ksm-run that was killed; it will be restored when this run ends");
 	}
-	st.users[st.nusers++] = (struct user){ self, start_time(self) };
+	if (st.nusers == MAX_USERS) {
+		msg("%d ksm-run already share the saved knob state, the most it holds: this run "
+		    "changes no knob (its command runs untuned)", MAX_USERS);
+		close(fd);
+		return -EUSERS;
+	}
+	st.users[st.nusers++] = (struct state_user){ self, start_time(self) };
 	if ((r = store(&st))) {
-		msg_errno(-r, "cannot write %s", STATE_FILE);
+		msg_errno(-r, "cannot write %s/%s", STATE_DIR, STATE_NAME);
 		close(fd);
 		return r;
 	}
@@ -161,14 +238,12 @@ int knobstate_begin(const struct knob_set *want)
 
 int knobstate_end(void)
 {
-	static struct state st;
+	static struct knobstate st;
 	int fd = lock_state(), r;
 
-	if (fd < 0) {
-		msg_errno(-fd, "cannot lock %s to restore the knobs", LOCK_FILE);
+	if (fd < 0)
 		return fd;
-	}
-	if ((r = load(&st)) < 0 || !st.exists) {
+	if ((r = load(&st, false)) < 0 || !st.exists) {
 		close(fd);
 		return r;
 	}
@@ -176,7 +251,7 @@ int knobstate_end(void)
 	if (st.nusers == 0) {
 		r = knobs_restore(&st.saved);
 		/* The file stays if a knob could not be put back: --restore can retry. */
-		if (!r && unlink(STATE_FILE))
+		if (!r && unlink(STATE_DIR "/" STATE_NAME))
 			r = -errno;
 	} else {
 		r = store(&st);
@@ -187,55 +262,60 @@ int knobstate_end(void)
 
 int knobstate_restore_cmd(void)
 {
-	static struct state st;
+	static struct knobstate st;
 	int fd, r;
 
-	if (access(STATE_FILE, F_OK)) {
-		msg("no saved knob state in %s: nothing to restore", STATE_FILE);
+	if (access(STATE_DIR "/" STATE_NAME, F_OK)) {
+		msg("no saved knob state in %s/%s: nothing to restore", STATE_DIR, STATE_NAME);
 		return 0;
 	}
-	if ((fd = lock_state()) < 0) {
-		msg_errno(-fd, "cannot lock %s", LOCK_FILE);
+	if ((fd = lock_state()) < 0)
 		return EXIT_OWN;
-	}
-	if ((r = load(&st)) < 0) {
-		msg_errno(-r, "cannot read %s", STATE_FILE);
+	if ((r = load(&st, true)) < 0) {
 		close(fd);
-		return EXIT_OWN;
+		return r == -EINVAL ? 1 : EXIT_OWN;
 	}
 	prune(&st, getpid());
 	if (st.nusers) {
 		msg("%d running ksm-run (pid %d%s) still use the saved state; not restoring",
-		       st.nusers, (int)st.users[0].pid, st.nusers > 1 ? " and others" : "");
+		    st.nusers, (int)st.users[0].pid, st.nusers > 1 ? " and others" : "");
 		close(fd);
 		return 1;
 	}
 	r = knobs_restore(&st.saved);
-	if (!r && unlink(STATE_FILE))
+	if (!r && unlink(STATE_DIR "/" STATE_NAME))
 		r = -errno;
 	close(fd);
 	if (r) {
-		msg("some knobs could not be restored; %s is kept", STATE_FILE);
+		msg("some knobs could not be restored; %s/%s is kept", STATE_DIR, STATE_NAME);
 		return 1;
 	}
-	msg("restored the KSM knobs saved in %s", STATE_FILE);
+	msg("restored the KSM knobs saved in %s/%s", STATE_DIR, STATE_NAME);
 	return 0;
 }
 
 /* Read-only, without the lock, for --status (which works without root). */
 int knobstate_describe(char *buf, size_t len)
 {
-	static struct state st;
-	int r = load(&st), live = 0;
+	static char text[STATE_TEXT_MAX];
+	static struct knobstate st;
+	char why[256];
+	long r = statefile_read(STATE_DIR, STATE_NAME, text, sizeof text);
+	int live = 0;
 	size_t n;
 
-	if (r < 0) {
-		snprintf(buf, len, "cannot read %s: %s", STATE_FILE, strerror(-r));
-		return 1;
-	}
-	if (!st.exists) {
+	if (r == -ENOENT) {
 		snprintf(buf, len, "none (no ksm-run holds saved knobs)");
 		return 0;
+	}
+	if (r < 0) {
+		snprintf(buf, len, "cannot read %s/%s: %s%s", STATE_DIR, STATE_NAME, strerror((int)-r),
+			 r == -EACCES ? " (it is root's)" : "");
+		return 1;
+	}
+	if (knobstate_parse(text, &st, why, sizeof why)) {
+		snprintf(buf, len, "CORRUPT (%s): not used; `ksm-run --restore` refuses it", why);
+		return 1;
 	}
 	for (int i = 0; i < st.nusers; i++)
 		live += user_alive(&st.users[i]);
@@ -250,5 +330,5 @@ int knobstate_describe(char *buf, size_t len)
 
 int knobstate_exists(void)
 {
-	return access(STATE_FILE, F_OK) == 0 && access(LOCK_FILE, W_OK) == 0;
+	return access(STATE_DIR "/" STATE_NAME, F_OK) == 0 && access(STATE_DIR "/lock", W_OK) == 0;
 }

@@ -6,11 +6,23 @@
 #ifndef KSMRUN_KNOBSTATE_H
 #define KSMRUN_KNOBSTATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "host/knobs.h"
 
-#define KNOBSTATE_DIR "/run/ksm-run"
+#define MAX_USERS 256
+
+struct knobstate {
+	bool exists;
+	int nusers;
+	struct state_user {
+		pid_t pid;
+		unsigned long long start;     /* /proc/PID/stat starttime: not a reused pid */
+	} users[MAX_USERS];
+	struct knob_set saved;
+};
 
 /* Registers this process and writes WANT, under the lock.  0 or -errno. */
 int knobstate_begin(const struct knob_set *want);
@@ -18,9 +30,19 @@ int knobstate_begin(const struct knob_set *want);
 int knobstate_end(void);
 /* ksm-run --restore: the exit status. */
 int knobstate_restore_cmd(void);
-/* For --status, without the lock: 0 none or in use, 1 unreadable, 2 left behind. */
+/* For --status, without the lock: 0 none or in use, 1 unreadable or corrupt, 2 left behind. */
 int knobstate_describe(char *buf, size_t len);
 /* Is there a saved state that this process could join? */
 int knobstate_exists(void);
+
+/*
+ * The text of a state file into *ST (TEXT is changed).  Every line is
+ * checked: "user PID START" (a real pid, a start time > 0) or "knob NAME
+ * VALUE" (by the rules options get).  Returns 0, or -1 with WHY.  Exposed
+ * for the unit tests and the fuzzer.
+ */
+int knobstate_parse(char *text, struct knobstate *st, char *why, size_t whylen);
+/* ST as the text of a state file, into BUF; returns its length (>= SIZE: did not fit). */
+size_t knobstate_format(const struct knobstate *st, char *buf, size_t size);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "common/files.h"
 #include "common/parse.h"
+#include "common/text.h"
 #include "host/knobs.h"
 #include "host/knobstate.h"
 #include "host/status.h"
@@ -137,7 +138,7 @@ static void top_processes(long long page)
 	else
 		printf("  %7s %-16s %12s %14s\n", "PID", "COMM", "MERGED KiB", "PROFIT KiB");
 	for (int i = 0; i < n && i < 10; i++)
-		printf("  %7d %-16s %12lld %14lld\n", t[i].pid, t[i].comm, t[i].merging * page / 1024,
+		printf("  %7d %-16s %12lld %14lld\n", t[i].pid, printable(t[i].comm), t[i].merging * page / 1024,
 		       t[i].profit / 1024);
 	free(t);
 }

@@ -26,9 +26,22 @@
 static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
 				 SIGUSR2, SIGWINCH, SIGCONT, SIGALRM };
 static sigset_t blocked, original;
+static struct sigaction original_chld;
 
 int child_prepare_signals(void)
 {
+	struct sigaction dfl;
+
+	/*
+	 * Started with SIGCHLD ignored, the kernel would reap the command
+	 * itself and ksm-run would wait forever: ksm-run takes the default,
+	 * and the command gets back what ksm-run was given (see child_start).
+	 */
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	if (sigaction(SIGCHLD, &dfl, &original_chld))
+		return -errno;
 	sigemptyset(&blocked);
 	for (size_t i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
 		sigaddset(&blocked, forwarded[i]);
@@ -62,6 +75,8 @@ int child_start(struct child *c, char **argv, bool prctl_before_exec)
 	if (c->pid == 0) {
 		close(pfd[0]);
 		prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+		if (original_chld.sa_handler == SIG_IGN)
+			sigaction(SIGCHLD, &original_chld, NULL);
 		sigprocmask(SIG_SETMASK, &original, NULL);
 		/*
 		 * Covers programs the library cannot enter (static, setuid)

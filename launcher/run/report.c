@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "common/msg.h"
 #include "common/parse.h"
+#include "common/text.h"
 #include "eval/profile.h"
 #include "host/knobs.h"
 #include "run/child.h"
@@ -48,6 +49,8 @@ struct figures {
 	const struct proc_info *main;
 	bool lib_loaded;
 	const char *covered_by;
+	long long kept_user, kept_program, kept_secret;   /* summed over exit lines */
+	int kept_reporting;                               /* processes whose line said */
 };
 
 static long long delta(const struct sampler *s, const char *name)
@@ -71,6 +74,12 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->tree_peak_profit += s->procs[i].peak_profit;
 		if (s->procs[i].pid == c->pid)
 			fg->main = &s->procs[i];
+		if (s->procs[i].kept_user >= 0) {
+			fg->kept_user += s->procs[i].kept_user;
+			fg->kept_program += s->procs[i].kept_program;
+			fg->kept_secret += s->procs[i].kept_secret;
+			fg->kept_reporting++;
+		}
 	}
 	fg->ksmd_cpu = s->first.ksmd_cpu >= 0 && s->last.ksmd_cpu >= 0 ? s->last.ksmd_cpu - s->first.ksmd_cpu : -1;
 	fg->ksmd_pct = fg->ksmd_cpu >= 0 && s->last.t > s->first.t ?
@@ -151,8 +160,14 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 			"\"peak_ksm_process_profit\":",
 			p->merge_any < 0 ? "null" : p->merge_any ? "true" : "false", p->peak_merging, p->profit);
 		json_ll(f, p->peak_profit);
-		fprintf(f, ",\"sampled\":%s,\"exit_line\":%s}", p->sampled ? "true" : "false",
+		fprintf(f, ",\"sampled\":%s,\"exit_line\":%s,\"kept_out\":", p->sampled ? "true" : "false",
 			p->from_lib ? "true" : "false");
+		if (p->kept_user >= 0)
+			fprintf(f, "{\"user_bytes\":%lld,\"program_bytes\":%lld,\"secret_bytes\":%lld}",
+				p->kept_user, p->kept_program, p->kept_secret);
+		else
+			fputs("null", f);
+		fputc('}', f);
 	}
 	fprintf(f, "],\"tree\":{\"processes\":%d,\"peak_ksm_merging_pages\":%lld,\"peak_merged_bytes\":%lld,"
 		"\"ksm_process_profit\":%lld,\"peak_ksm_process_profit\":%lld},\"knobs\":{", fg->nprocs,
@@ -167,6 +182,10 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	}
 	fputs("},\"tuning\":", f);
 	json_str(f, o->tuning);
+	fprintf(f, ",\"kept_out\":{\"user_bytes\":%lld,\"program_bytes\":%lld,\"secret_bytes\":%lld,"
+		"\"processes_reporting\":%d},\"foreign_report_lines\":%lu,\"tree_truncated\":%s",
+		fg->kept_user, fg->kept_program, fg->kept_secret, fg->kept_reporting, s->foreign_lines,
+		s->truncated ? "true" : "false");
 	if (o->profile) {
 		fputc(',', f);
 		profile_json(f, o->profile);
@@ -179,7 +198,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 {
 	fputs("ksm-run: report\n  command:  ", f);
 	for (char **a = o->argv; *a; a++)
-		fprintf(f, "%s%s", a == o->argv ? "" : " ", *a);
+		fprintf(f, "%s%s", a == o->argv ? "" : " ", printable(*a));
 	if (WIFSIGNALED(c->status))
 		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(c->status)), fg->runtime);
 	else
@@ -208,13 +227,23 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		"PEAK PROFIT", "LAST PROFIT");
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct proc_info *p = &s->procs[i];
-		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)p->ppid, p->comm,
-			p->from_lib ? (p->mode[0] ? p->mode : "yes") : p->lib_mapped ? "yes" : "no",
+		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)p->ppid, printable(p->comm),
+			p->from_lib ? (p->mode[0] ? printable(p->mode) : "yes") : p->lib_mapped ? "yes" : "no",
 			human_bytes(p->peak_merging * fg->page, false), human_bytes(p->peak_profit, false), human_bytes(p->profit, false));
 	}
 	fprintf(f, "    total: %d process%s, peak merged %s, peak profit %s, last profit %s\n", fg->nprocs,
 		fg->nprocs == 1 ? "" : "es", human_bytes(fg->tree_peak * fg->page, false), human_bytes(fg->tree_peak_profit, false),
 		human_bytes(fg->tree_profit, false));
+	if (fg->kept_reporting)
+		fprintf(f, "  kept out of KSM (from %d process%s' exit lines): %s by the user's lists, %s by the "
+			"program's own MADV_UNMERGEABLE, %s secret-like\n", fg->kept_reporting,
+			fg->kept_reporting == 1 ? "" : "es", human_bytes(fg->kept_user, false),
+			human_bytes(fg->kept_program, false), human_bytes(fg->kept_secret, false));
+	if (s->foreign_lines)
+		fprintf(f, "  WARNING: %lu lines in the report file did not carry this run's token: "
+			"someone else wrote them; ignored\n", s->foreign_lines);
+	if (s->truncated)
+		fprintf(f, "  (the tree had more than %d processes: the rest were not followed)\n", MAX_TRACKED);
 	fputs("  knobs in force:", f);
 	for (int i = 0; i < o->knobs->n; i++)
 		fprintf(f, " %s=%s", o->knobs->k[i].name, o->knobs->k[i].value);

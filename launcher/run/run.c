@@ -23,6 +23,7 @@
 #include "host/tune.h"
 #include "kernel_abi.h"
 #include "paths.h"
+#include "run/channel.h"
 #include "run/child.h"
 #include "run/elf.h"
 #include "run/preload.h"
@@ -38,8 +39,8 @@ struct run {
 	bool prctl_pre_exec;          /* the process-wide flag is set before exec */
 	bool registered;              /* this run holds a share of the saved knob state */
 	struct tuner tuner;
-	char report_tmp[64];          /* the library's exit lines, made here; "" none */
-	const char *report_path;      /* where the library writes them */
+	struct channel channel;       /* the library's exit lines, made here */
+	const char *report_path;      /* where the library writes them; NULL none */
 	struct sampler s;
 	struct child c;
 	struct profile prof;
@@ -164,25 +165,15 @@ static void set_knobs(struct run *r)
 	}
 }
 
-/* Where the library in the command writes its exit lines. */
+/* Where the library in the command writes its exit lines (a path of the user's, or ours). */
 static void open_report_channel(struct run *r)
 {
-	const char *tmp = getenv("TMPDIR");
-	int fd;
-
-	r->report_path = getenv("KSM_ENABLE_REPORT");
-	if (r->report_path || !r->have_lib)
+	if (!r->have_lib)
 		return;
-	snprintf(r->report_tmp, sizeof r->report_tmp, "%s/ksm-run.XXXXXX",
-		 tmp && *tmp && strlen(tmp) < 40 ? tmp : "/tmp");
-	if ((fd = mkostemp(r->report_tmp, O_CLOEXEC)) < 0) {
-		r->report_tmp[0] = '\0';
-		return;
-	}
-	/* Write-only for others: commands that drop privileges still report. */
-	fchmod(fd, 0622);
-	close(fd);
-	r->report_path = r->report_tmp;
+	if (channel_open(&r->channel) == 0 && !getenv("KSM_ENABLE_REPORT"))
+		r->report_path = r->channel.path;
+	else if (r->channel.token[0])
+		r->report_path = getenv("KSM_ENABLE_REPORT");
 }
 
 static void setenv_opt(const char *name, const char *value)
@@ -196,7 +187,10 @@ static void export_settings(struct run *r)
 {
 	const struct opts *o = r->o;
 
-	setenv_opt("KSM_ENABLE_REPORT", r->report_tmp[0] ? r->report_tmp : NULL);
+	if (r->report_path) {
+		setenv_opt("KSM_ENABLE_REPORT", r->report_path);
+		setenv_opt("KSM_ENABLE_REPORT_TOKEN", r->channel.token);
+	}
 	setenv_opt("KSM_ENABLE_MODE", o->mode);
 	setenv_opt("KSM_ENABLE_ALLOW", o->allow);
 	setenv_opt("KSM_ENABLE_DENY", o->deny);
@@ -213,8 +207,7 @@ static void undo_before_start(struct run *r)
 {
 	if (r->registered)
 		knobstate_end();
-	if (r->report_tmp[0])
-		unlink(r->report_tmp);
+	channel_close(&r->channel);
 }
 
 static int start_command(struct run *r)
@@ -223,7 +216,8 @@ static int start_command(struct run *r)
 	struct proc_info *mp;
 	const char *base = strrchr(r->cmd[0], '/');
 
-	sample_init(&r->s, getpid(), r->have_lib ? r->lib : NULL, r->report_path);
+	sample_init(&r->s, getpid(), r->have_lib ? r->lib : NULL, r->report_path,
+		    r->report_path ? r->channel.token : NULL);
 	if ((err = child_start(&r->c, r->cmd, r->prctl_pre_exec))) {
 		msg_errno(-err, "cannot start %s", r->cmd[0]);
 		undo_before_start(r);
@@ -302,8 +296,7 @@ static void finish(struct run *r)
 		};
 		report_write(&ro, &r->s, &r->c);
 	}
-	if (r->report_tmp[0])
-		unlink(r->report_tmp);
+	channel_close(&r->channel);
 }
 
 int run_command(const struct opts *o, char **cmd)

@@ -26,24 +26,66 @@
 
 static void read_lib_lines(struct sampler *s);
 
+static size_t slot_of(const struct sampler *s, pid_t pid)
+{
+	size_t i = ((size_t)pid * 2654435761u) & (s->index_cap - 1);
+
+	while (s->index[i] >= 0 && s->procs[s->index[i]].pid != pid)
+		i = (i + 1) & (s->index_cap - 1);
+	return i;
+}
+
+/* Keeps the index at most half full.  0, or -1 when out of memory. */
+static int grow_index(struct sampler *s)
+{
+	size_t cap = s->index_cap ? s->index_cap * 2 : 256;
+	int *old = s->index, *idx = malloc(cap * sizeof *idx);
+
+	if (!idx)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		idx[i] = -1;
+	s->index = idx;
+	s->index_cap = cap;
+	for (int k = 0; k < s->nprocs; k++)
+		s->index[slot_of(s, s->procs[k].pid)] = k;
+	free(old);
+	return 0;
+}
+
+/*
+ * The record of PID, made if new.  While the command runs ksm-run must not
+ * bail out: out of memory, or beyond MAX_TRACKED, the process is not
+ * followed (NULL) and the report says the tree was cut.
+ */
 struct proc_info *sample_proc(struct sampler *s, pid_t pid)
 {
-	for (int i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
-			return &s->procs[i];
+	struct proc_info *p;
+	size_t slot;
+
+	if (s->index_cap && s->index[slot = slot_of(s, pid)] >= 0)
+		return &s->procs[s->index[slot]];
+	if (s->nprocs >= MAX_TRACKED) {
+		s->truncated = true;
+		return NULL;
+	}
+	if (((size_t)s->nprocs + 1) * 2 > s->index_cap && grow_index(s))
+		return NULL;
 	if (s->nprocs == s->cap) {
 		int cap = s->cap ? s->cap * 2 : 64;
-		struct proc_info *p = realloc(s->procs, (size_t)cap * sizeof *p);
-		if (!p)
+		struct proc_info *np = realloc(s->procs, (size_t)cap * sizeof *np);
+		if (!np)
 			return NULL;
-		s->procs = p;
+		s->procs = np;
 		s->cap = cap;
 	}
-	struct proc_info *p = &s->procs[s->nprocs++];
+	p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
 	p->merge_any = -1;
 	p->peak_profit = LLONG_MIN;
+	p->kept_user = p->kept_program = p->kept_secret = -1;
+	s->index[slot_of(s, pid)] = s->nprocs++;
 	return p;
 }
 
@@ -121,10 +163,12 @@ static void visit(struct sampler *s, pid_t pid, pid_t ppid, int depth)
 	closedir(d);
 }
 
-void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path)
+void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path,
+		 const char *token)
 {
 	memset(s, 0, sizeof *s);
 	s->root = root;
+	s->token = token;
 	s->libpath = libpath;
 	s->report_path = report_path;
 	s->ksmd = ksmd_find();
@@ -199,7 +243,13 @@ static void lib_line(struct sampler *s, const char *line)
 	long long pid, n;
 	struct proc_info *p;
 
-	if (!(v = json_field(line, "pid")) || sscanf(v, "%lld", &pid) != 1 || pid <= 0 || pid > INT_MAX)
+	if (!s->token || !(v = json_field(line, "token")) || strncmp(v, "\"", 1) ||
+	    strncmp(v + 1, s->token, strlen(s->token)) || v[1 + strlen(s->token)] != '"') {
+		s->foreign_lines++;
+		return;
+	}
+	if (!(v = json_field(line, "pid")) || sscanf(v, "%lld", &pid) != 1 || pid <= 0 || pid > INT_MAX ||
+	    pid == s->root)
 		return;
 	if (!(p = sample_proc(s, (pid_t)pid)))
 		return;
@@ -221,6 +271,17 @@ static void lib_line(struct sampler *s, const char *line)
 	}
 	if ((v = json_field(line, "ksm_merge_any")))
 		p->merge_any = !strncmp(v, "true", 4);
+	if ((v = json_field(line, "kept_out"))) {
+		unsigned long a, b, c;
+		unsigned long long user, prog, secret;
+		if (sscanf(v, "{\"user\":{\"regions\":%lu,\"bytes\":%llu},\"program\":{\"ranges\":%lu,"
+			   "\"bytes\":%llu},\"secret\":{\"ranges\":%lu,\"bytes\":%llu}",
+			   &a, &user, &b, &prog, &c, &secret) == 6) {
+			p->kept_user = (long long)user;
+			p->kept_program = (long long)prog;
+			p->kept_secret = (long long)secret;
+		}
+	}
 }
 
 static void read_lib_lines(struct sampler *s)

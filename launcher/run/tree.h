@@ -20,6 +20,8 @@ struct proc_info {
 	int maps_checks;
 	char mode[16];
 	char error[128];
+	/* From its exit line: what the library kept out, and why (bytes; -1 unknown). */
+	long long kept_user, kept_program, kept_secret;
 };
 
 struct sampler {
@@ -32,16 +34,27 @@ struct sampler {
 	pid_t ksmd;
 	const char *libpath;
 	const char *report_path;
+	const char *token;             /* lines without it are not the command's */
 	off_t report_off;
+	unsigned long foreign_lines;   /* lines that lacked the token: ignored */
+	bool truncated;                /* more processes than MAX_TRACKED */
 	pid_t root;
+	/* pid -> index into procs: open addressing, a power of two. */
+	int *index;
+	size_t index_cap;
 };
+
+/* The most processes of one tree that are followed. */
+#define MAX_TRACKED 65536
 
 /*
  * ROOT is ksm-run itself (its children are the tree); LIBPATH the library
  * whose mapping shows it loaded (or NULL); REPORT_PATH the library's exit
- * lines (or NULL).  Takes the first sample of the counters.
+ * lines (or NULL), which count only with TOKEN.  Takes the first sample of
+ * the counters.
  */
-void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path);
+void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path,
+		 const char *token);
 /* One sample: counters, every process of the tree, new exit lines. */
 void sample_tick(struct sampler *s);
 /* The record of PID, made if new; NULL when out of memory (it is not followed). */

@@ -181,6 +181,7 @@ int config_load(struct config *c, const struct config_source *src, char *err, si
 	c->inherit = 1;
 	c->allow = c->deny = NULL;
 	c->report_path = NULL;
+	c->report_token[0] = '\0';
 
 	/* The log level first, so that it governs the messages below. */
 	if ((v = given(src, "KSM_ENABLE_LOG"))) {
@@ -196,6 +197,14 @@ int config_load(struct config *c, const struct config_source *src, char *err, si
 	if ((v = given(src, "KSM_ENABLE_REPORT")) &&
 	    load_report_path(c, name_of(src, "KSM_ENABLE_REPORT"), v, err, errlen))
 		return -1;
+	if ((v = given(src, "KSM_ENABLE_REPORT_TOKEN"))) {
+		if (strlen(v) != CONFIG_TOKEN_LEN || v[strspn(v, "0123456789abcdef")]) {
+			snprintf(err, errlen, "%s: not a token (accepted: %d lower-case hex digits, "
+				 "as ksm-run sets it)", name_of(src, "KSM_ENABLE_REPORT_TOKEN"), CONFIG_TOKEN_LEN);
+			return -1;
+		}
+		memcpy(c->report_token, v, CONFIG_TOKEN_LEN + 1);
+	}
 	if ((v = given(src, "KSM_ENABLE_MODE"))) {
 		if ((i = word_index(v, mode_names, 4)) < 0) {
 			snprintf(err, errlen, "%s='%s': unknown mode "

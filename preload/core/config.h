@@ -18,6 +18,8 @@
 enum ksm_mode { MODE_AUTO, MODE_PRCTL, MODE_MADVISE, MODE_OFF };
 enum log_level { LOG_QUIET, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
+#define CONFIG_TOKEN_LEN 32             /* hex digits of KSM_ENABLE_REPORT_TOKEN */
+
 #define RESCAN_MS_DEFAULT 1000
 #define RESCAN_MS_MIN 10
 #define RESCAN_MS_MAX 3600000
@@ -37,6 +39,9 @@ struct config {
 	struct selector_list *allow;   /* NULL: all */
 	struct selector_list *deny;    /* NULL: nothing denied */
 	char *report_path;             /* NULL: no report */
+	/* KSM_ENABLE_REPORT_TOKEN: copied into the report line, so that ksm-run
+	 * can tell its command's lines from lines others append. */
+	char report_token[CONFIG_TOKEN_LEN + 1];
 };
 
 /*

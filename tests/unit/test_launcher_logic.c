@@ -22,6 +22,7 @@
 #include "eval/targets.h"
 #include "host/counters.h"
 #include "host/knobs.h"
+#include "host/knobstate.h"
 #include "host/tune.h"
 #include "maps.h"
 #include "run/elf.h"
@@ -159,6 +160,11 @@ static void test_knobs(void)
 	CHECK(knob_check_value("pages_to_scan", "12x", why, sizeof why) != 0 &&
 	      strstr(why, "pages_to_scan: '12x' is not a number in 0..4294967295"));
 	CHECK(knob_check_value("pages_to_scan", "", why, sizeof why) != 0);
+	CHECK(knob_check_value("pages_to_scan", "-0", why, sizeof why) != 0);
+	CHECK(knob_check_value("pages_to_scan", "00000000000000000000000000000000000000000000000000000000000000001",
+			       why, sizeof why) != 0 && strstr(why, "too long"));
+	CHECK(knob_check_value("pages_to_scan", "000000000000000000000000000000000000000000000000000000000000001",
+			       why, sizeof why) == 0);
 	CHECK(knob_check_value("run", "2", why, sizeof why) != 0 && strstr(why, "never writes it"));
 	CHECK(knob_check_value("run", "1", why, sizeof why) == 0);
 	CHECK(knob_check_value("smart_scan", "yes", why, sizeof why) != 0 && strstr(why, "not 0 or 1"));
@@ -188,6 +194,53 @@ static void test_knobs(void)
 	CHECK(!strcmp(knob_known_name(0), "advisor_target_scan_time"));
 	for (int i = 0; knob_known_name(i); i++)
 		CHECK(knob_check_name(knob_known_name(i), why, sizeof why) == 0);
+}
+
+/* ---- the knob state file: planted or corrupt text is refused ---- */
+
+static int state_refused(const char *text, const char *why_part)
+{
+	static struct knobstate st;
+	char buf[40000], why[256] = "";
+	int refused;
+
+	snprintf(buf, sizeof buf, "%s", text);
+	refused = knobstate_parse(buf, &st, why, sizeof why) != 0;
+	if (refused && !strstr(why, why_part))
+		fprintf(stderr, "  refused for '%s', not '%s'\n", why, why_part);
+	return refused && strstr(why, why_part);
+}
+
+static void test_knobstate(void)
+{
+	static struct knobstate st, again;
+	char text[40000], out[40000], why[256];
+	size_t n = 0;
+
+	snprintf(text, sizeof text, "# comment\nuser 4242 98765\nknob pages_to_scan 100\nknob run 0\n\n"
+		 "knob advisor_mode none\n");
+	CHECK(knobstate_parse(text, &st, why, sizeof why) == 0);
+	CHECK(st.nusers == 1 && st.users[0].pid == 4242 && st.users[0].start == 98765);
+	CHECK(st.saved.n == 3 && !strcmp(st.saved.k[0].name, "advisor_mode") &&
+	      !strcmp(st.saved.k[2].name, "run"));
+	n = knobstate_format(&st, out, sizeof out);
+	CHECK(n < sizeof out && knobstate_parse(out, &again, why, sizeof why) == 0);
+	CHECK(again.nusers == 1 && again.saved.n == 3 && !strcmp(knob_lookup(&again.saved, "pages_to_scan"), "100"));
+	/* What the audit planted: a path as a knob name, users that never die. */
+	CHECK(state_refused("knob ../../../../etc/passwd root::0:0\n", "not a knob name"));
+	CHECK(state_refused("user 0 0\n", "a pid 1..4194304"));
+	CHECK(state_refused("user -5 100\n", "a pid 1..4194304"));
+	CHECK(state_refused("user 12 0\n", "start time > 0"));
+	CHECK(state_refused("knob run 2\n", "never writes it"));
+	CHECK(state_refused("knob pages_to_scan -0\n", "not a number"));
+	CHECK(state_refused("knob pages_to_scan 1 2\n", "not KEYWORD A B"));
+	CHECK(state_refused("knob pages_to_scan\n", "not KEYWORD A B"));
+	CHECK(state_refused("rm -rf /\n", "unknown keyword"));
+	CHECK(state_refused("knob run 1\nknob run 0\n", "twice"));
+	n = 0;
+	for (int i = 0; i <= MAX_USERS; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "user %d 1000\n", i + 1);
+	CHECK(state_refused(text, "more than 256 users"));
 }
 
 /* ---- the content table and the page hash ---- */
@@ -415,6 +468,8 @@ static void test_numbers(void)
 
 	CHECK(parse_ll("42", 0, 100, &v) == 0 && v == 42);
 	CHECK(parse_ll("-3", -5, 5, &v) == 0 && v == -3);
+	CHECK(parse_ll("-0", 0, 5, &v) != 0);
+	CHECK(parse_ll("-0", -5, 5, &v) == 0 && v == 0);
 	CHECK(parse_ll(" 2", 0, 100, &v) != 0);
 	CHECK(parse_ll("+2", 0, 100, &v) != 0);
 	CHECK(parse_ll("2 ", 0, 100, &v) != 0);
@@ -441,6 +496,7 @@ int main(void)
 	test_tune_recorded();
 	test_tune_boost_again();
 	test_knobs();
+	test_knobstate();
 	test_contents();
 	test_json();
 	test_targets();

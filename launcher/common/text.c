@@ -1,0 +1,70 @@
+/* text.c - escaping outside strings for terminals. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/text.h"
+
+int utf8_sequence(const unsigned char *s)
+{
+	unsigned cp;
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF are not UTF-8. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+char *text_escape(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 0;
+
+	if (!len)
+		return buf;
+	while (*p && n + 1 < len) {
+		int seq = utf8_sequence(p);
+		/* U+0080..U+009F, the C1 controls, are C2 80..C2 9F in UTF-8. */
+		int c1 = seq == 2 && p[0] == 0xc2 && p[1] < 0xa0;
+
+		if (seq == 1 && *p >= 0x20 && *p != 0x7f) {
+			buf[n++] = (char)*p++;
+		} else if (seq > 1 && !c1) {
+			if (n + (size_t)seq >= len)
+				break;
+			memcpy(buf + n, p, (size_t)seq);
+			n += (size_t)seq;
+			p += seq;
+		} else {
+			if (n + 4 >= len)
+				break;
+			n += (size_t)snprintf(buf + n, len - n, "\\x%02x", *p++);
+		}
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+const char *printable(const char *s)
+{
+	static char bufs[8][512];
+	static int next;
+
+	return text_escape(s ? s : "", bufs[next++ % 8], sizeof bufs[0]);
+}

@@ -1,0 +1,22 @@
+/*
+ * text.h - strings from outside (a command name, a path, a line a process
+ * wrote) made safe to print on a terminal (text.c): control characters,
+ * including the C1 controls some terminals obey, and bytes that are not
+ * UTF-8 become \xNN, so that no one can send escape sequences to the
+ * terminal of the root user reading a report.
+ */
+#ifndef KSMRUN_TEXT_H
+#define KSMRUN_TEXT_H
+
+#include <stddef.h>
+
+/* S escaped into BUF (cut to fit); returns BUF. */
+char *text_escape(const char *s, char *buf, size_t len);
+
+/* The same in one of eight rotating buffers of 512 bytes, for one printf. */
+const char *printable(const char *s);
+
+/* The length of the valid UTF-8 sequence at S (1-4), or 0 when it is not one. */
+int utf8_sequence(const unsigned char *s);
+
+#endif
