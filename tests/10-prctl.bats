@@ -18,7 +18,7 @@ teardown() { stop_workloads; }
 
 @test "default mode (auto, no lists) is prctl: PR_GET_MEMORY_MERGE reads 1 and pages merge" {
 	requires root ksm prctl
-	start_workload LD_PRELOAD="$LIB" -- "$PROGS/dupmem" mmap=16 getmerge wait
+	start_workload LD_PRELOAD="$PRELOAD" -- "$PROGS/dupmem" mmap=16 getmerge wait
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
 	# 16 MiB of one repeated page: all but one page become KSM pages.
@@ -30,7 +30,7 @@ teardown() { stop_workloads; }
 
 @test "KSM_ENABLE_MODE=prctl: heap, stack and file pages merge too" {
 	requires root ksm prctl
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=prctl -- \
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=prctl -- \
 		"$PROGS/dupmem" heap=8 file="$BATS_TEST_TMPDIR/f:8" stack=2048 getmerge wait
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
 	wait_until 20 region_merged $WL_PID "$(workload_region heap)"
@@ -40,7 +40,7 @@ teardown() { stop_workloads; }
 
 @test "KSM_ENABLE_MODE=off does nothing" {
 	requires root prctl
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=off -- "$PROGS/dupmem" mmap=4 getmerge wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=off -- "$PROGS/dupmem" mmap=4 getmerge wait
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 }

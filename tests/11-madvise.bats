@@ -10,7 +10,7 @@ teardown() { stop_workloads; }
 
 # A process with one region of each kind, all full of duplicate pages.
 start_all_kinds() {
-	start_workload LD_PRELOAD="$LIB" "$@" -- "$PROGS/dupmem" mmap=8 heap=8 \
+	start_workload LD_PRELOAD="$PRELOAD" "$@" -- "$PROGS/dupmem" mmap=8 heap=8 \
 		file="$BATS_TEST_TMPDIR/data:8" shared=8 stack=1024 getmerge sleep=1500 wait
 }
 
@@ -93,14 +93,14 @@ mergeable_kinds() {
 
 @test "KSM_ENABLE_MIN_SIZE skips smaller regions" {
 	requires root
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MIN_SIZE=16M -- "$PROGS/dupmem" mmap=8 remap=16 wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MIN_SIZE=16M -- "$PROGS/dupmem" mmap=8 remap=16 wait
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 2 region_mergeable $WL_PID "$(workload_region remap)"
 }
 
 @test "madvise mode clears a process-wide flag inherited from the parent" {
 	requires root prctl
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=heap -- \
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=heap -- \
 		"$PROGS/dupmem" merge=1 getmerge exec mmap=4 getmerge wait
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"     # set by the program itself
 	[ "$(grep -c "^merge_any $WL_PID 0" "$WL_OUT")" = 1 ]  # after exec

@@ -13,7 +13,7 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 
 @test "prctl mode: a forked child inherits the flag and merges" {
 	requires root ksm prctl
-	start_workload LD_PRELOAD="$LIB" -- "$PROGS/dupmem" fork mmap=16 getmerge wait
+	start_workload LD_PRELOAD="$PRELOAD" -- "$PROGS/dupmem" fork mmap=16 getmerge wait
 	child=$(ready_pid)
 	[ "$child" != "$WL_PID" ]
 	grep -qx "merge_any $child 1" "$WL_OUT"
@@ -22,7 +22,7 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 
 @test "madvise mode: a forked child gets its own rescan thread and covers its heap growth" {
 	requires root ksm
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=heap,anon -- \
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW=heap,anon -- \
 		"$PROGS/dupmem" fork sleep=100 mmap=8 heap=16 wait
 	child=$(ready_pid)
 	region_mergeable $child "$(workload_region mmap)"
@@ -33,14 +33,14 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 
 @test "an executed child loads the library again" {
 	requires root
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise -- "$PROGS/dupmem" exec mmap=8 wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise -- "$PROGS/dupmem" exec mmap=8 wait
 	region_mergeable $WL_PID "$(workload_region mmap)"
 	grep -q libksmenable /proc/$WL_PID/maps
 }
 
 @test "KSM_ENABLE_INHERIT=0: an executed child does not load the library" {
 	requires root
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_INHERIT=0 -- \
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_INHERIT=0 -- \
 		"$PROGS/dupmem" exec mmap=8 wait
 	run ! grep -q libksmenable /proc/$WL_PID/maps
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
@@ -56,7 +56,7 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 
 @test "KSM_ENABLE_INHERIT=0 in prctl mode: the kernel still passes the flag through exec (6.7+)" {
 	requires root prctl
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_INHERIT=0 -- "$PROGS/dupmem" exec getmerge wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_INHERIT=0 -- "$PROGS/dupmem" exec getmerge wait
 	run ! grep -q libksmenable /proc/$WL_PID/maps
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
 }

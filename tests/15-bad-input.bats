@@ -12,7 +12,7 @@ check_refused() {
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	run --separate-stderr env LD_PRELOAD="$LIB" "${envs[@]}" "$PROGS/dupmem" mmap=1 getmerge exit=42
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" "${envs[@]}" "$PROGS/dupmem" mmap=1 getmerge exit=42
 	[ "$status" = 42 ]
 	# stdout is the program's own, and nothing was enabled
 	[ "$(echo "$output" | grep -c .)" = 2 ]
@@ -63,24 +63,24 @@ check_refused() {
 
 @test "a half-good allow list enables nothing in madvise mode either" {
 	requires root
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=anon,bogus -- "$PROGS/dupmem" mmap=4 wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=anon,bogus -- "$PROGS/dupmem" mmap=4 wait
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 }
 
 @test "KSM_ENABLE_LOG=quiet silences even the configuration error, and still enables nothing" {
-	run --separate-stderr env LD_PRELOAD="$LIB" KSM_ENABLE_LOG=quiet KSM_ENABLE_MODE=bogus "$PROGS/dupmem" getmerge
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_LOG=quiet KSM_ENABLE_MODE=bogus "$PROGS/dupmem" getmerge
 	[ "$status" = 0 ]
 	[ -z "$stderr" ]
 	[[ "$output" == *" 0" ]]
 }
 
 @test "all is well: silent at the default level, stdout untouched" {
-	run --separate-stderr env LD_PRELOAD="$LIB" "$PROGS/dupmem" getmerge
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" "$PROGS/dupmem" getmerge
 	[ "$status" = 0 ]
 	[ -z "$stderr" ]
-	run --separate-stderr env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise sh -c 'echo hello; exit 3'
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise sh -c 'echo hello; exit 3'
 	[ "$status" = 3 ]
 	[ "$output" = hello ]
 	[ -z "$stderr" ]

@@ -15,7 +15,7 @@ setup() { requires faultinject; }
 
 @test "auto falls back to madvise of every region when PR_SET_MEMORY_MERGE is EINVAL" {
 	requires root ksm
-	start_workload -- "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$LIB" "$PROGS/dupmem" mmap=16 heap=8 getmerge wait
+	start_workload -- "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$PRELOAD" "$PROGS/dupmem" mmap=16 heap=8 getmerge wait
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
 	region_mergeable $WL_PID "$(workload_region mmap)"
 	wait_until 2 region_mergeable $WL_PID "$(workload_region heap)"
@@ -24,13 +24,13 @@ setup() { requires faultinject; }
 }
 
 @test "the fallback is told at KSM_ENABLE_LOG=info" {
-	run --separate-stderr "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$LIB" KSM_ENABLE_LOG=info "$PROGS/dupmem" exit=3
+	run --separate-stderr "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_LOG=info "$PROGS/dupmem" exit=3
 	[ "$status" = 3 ]
 	[[ "$stderr" == *"no PR_SET_MEMORY_MERGE (kernel before 6.4): madvise instead"* ]]
 }
 
 @test "mode prctl on a kernel without it: one warning, nothing enabled, status unchanged" {
-	run --separate-stderr "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=prctl \
+	run --separate-stderr "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=prctl \
 		"$PROGS/dupmem" mmap=1 getmerge exit=42
 	[ "$status" = 42 ]
 	[ "$(echo "$stderr" | grep -c .)" = 1 ]
@@ -39,14 +39,14 @@ setup() { requires faultinject; }
 }
 
 @test "prctl refused by a seccomp policy (EPERM): one warning, nothing enabled" {
-	run --separate-stderr "$FAULT" -f "prctl,arg0=67:EPERM" env LD_PRELOAD="$LIB" "$PROGS/dupmem" mmap=1 getmerge exit=5
+	run --separate-stderr "$FAULT" -f "prctl,arg0=67:EPERM" env LD_PRELOAD="$PRELOAD" "$PROGS/dupmem" mmap=1 getmerge exit=5
 	[ "$status" = 5 ]
 	[ "$(echo "$stderr" | grep -c .)" = 1 ]
 	[[ "$stderr" == *"prctl(PR_SET_MEMORY_MERGE): EPERM (refused, probably by a seccomp policy); KSM stays off"* ]]
 }
 
 @test "madvise EAGAIN (vm.max_map_count): one warning however many calls fail, and the program goes on" {
-	run --separate-stderr "$FAULT" -f "madvise,arg2=12:EAGAIN" env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise \
+	run --separate-stderr "$FAULT" -f "madvise,arg2=12:EAGAIN" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise \
 		"$PROGS/dupmem" mmap=1 mmap=1 mmap=1 sleep=1500 mmap=1 exit=9
 	[ "$status" = 9 ]
 	[ "$(echo "$stderr" | grep -c .)" = 1 ]
@@ -55,7 +55,7 @@ setup() { requires faultinject; }
 
 @test "madvise EINVAL (no KSM): one warning, then the library stops trying" {
 	requires root
-	start_workload -- "$FAULT" -f "madvise,arg2=12:EINVAL" env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise \
+	start_workload -- "$FAULT" -f "madvise,arg2=12:EINVAL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise \
 		"$PROGS/dupmem" sleep=1500 mmap=1 wait
 	[ "$(grep -c . "$WL_ERR")" = 1 ]
 	grep -q "EINVAL (the kernel has no KSM" "$WL_ERR"

@@ -10,7 +10,7 @@ teardown() { stop_workloads; }
 @test "a process appends one valid JSON line with its pid, mode and final ksm_stat" {
 	requires root ksm prctl
 	r=$BATS_TEST_TMPDIR/report.jsonl
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_REPORT="$r" -- "$PROGS/dupmem" mmap=16 wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_REPORT="$r" -- "$PROGS/dupmem" mmap=16 wait
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
 	pid=$WL_PID
 	merging=$(awk '$1 == "ksm_merging_pages" { print $2 }' /proc/$WL_PID/ksm_stat)
@@ -28,7 +28,7 @@ teardown() { stop_workloads; }
 
 @test "madvise mode reports the regions and bytes advised" {
 	r=$BATS_TEST_TMPDIR/report.jsonl
-	run env LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW=anon KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=8 sleep=1200
+	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW=anon KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=8 sleep=1200
 	[ "$status" = 0 ]
 	[ "$(jq -r .mode "$r")" = madvise ]
 	[ "$(jq -r .regions_advised "$r")" -ge 1 ]
@@ -38,7 +38,7 @@ teardown() { stop_workloads; }
 
 @test "an executed image and its forked child each add their line (the image before exec does not)" {
 	r=$BATS_TEST_TMPDIR/report.jsonl
-	run env LD_PRELOAD="$LIB" KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" exec fork exit=0
+	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" exec fork exit=0
 	[ "$status" = 0 ]
 	[ "$(jq -s length "$r")" = 2 ]
 	# one line is the other's child
@@ -50,7 +50,7 @@ teardown() { stop_workloads; }
 @test "many processes ending together never interleave their lines" {
 	r=$BATS_TEST_TMPDIR/report.jsonl
 	for i in $(seq 40); do
-		env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=1 &
+		env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=1 &
 	done
 	wait
 	[ "$(wc -l <"$r")" = 40 ]
@@ -59,13 +59,13 @@ teardown() { stop_workloads; }
 
 @test "a configuration error is reported too (mode none, with the reason)" {
 	r=$BATS_TEST_TMPDIR/report.jsonl
-	run env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=bogus KSM_ENABLE_REPORT="$r" "$PROGS/dupmem"
+	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=bogus KSM_ENABLE_REPORT="$r" "$PROGS/dupmem"
 	[ "$(jq -r .mode "$r")" = none ]
 	[ "$(jq -r .error "$r")" = configuration ]
 }
 
 @test "a report path that cannot be opened: one warning at exit, status unchanged" {
-	run --separate-stderr env LD_PRELOAD="$LIB" KSM_ENABLE_REPORT=/nonexistent/dir/r.json "$PROGS/dupmem" exit=4
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_REPORT=/nonexistent/dir/r.json "$PROGS/dupmem" exit=4
 	[ "$status" = 4 ]
 	[[ "$stderr" == *"KSM_ENABLE_REPORT=/nonexistent/dir/r.json: cannot open"* ]]
 }

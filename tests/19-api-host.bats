@@ -26,7 +26,7 @@ teardown() { stop_workloads; }
 
 @test "errno and results of interposed calls are unchanged, in every mode" {
 	for mode in prctl madvise off; do
-		run env LD_PRELOAD="$LIB" KSM_ENABLE_MODE=$mode "$PROGS/hostcheck"
+		run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=$mode "$PROGS/hostcheck"
 		[ "$status" = 0 ]
 		[ "$output" = "hostcheck ok" ]
 	done
@@ -42,7 +42,7 @@ teardown() { stop_workloads; }
 @test "interposition survives a program's versioned libc references" {
 	# dupmem calls mmap@GLIBC_2.2.5; the region must be advised at once.
 	requires root
-	start_workload LD_PRELOAD="$LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- "$PROGS/dupmem" mmap=2 wait
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=0 -- "$PROGS/dupmem" mmap=2 wait
 	region_mergeable $WL_PID "$(workload_region mmap)"
 }
 

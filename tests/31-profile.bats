@@ -24,7 +24,7 @@ FAST="--advisor=none --pages-to-scan=20000 --sleep-millisecs=10 --interval=0.5"
 	# the anonymous 16 MiB that never merged is most of what ksmd would skip
 	[ "$(jq -r '.profile.dropped_candidate_percent > 60' <<<"$r")" = true ]
 	# the list is valid for the library
-	run env LD_PRELOAD="$LIB" KSM_ENABLE_ALLOW="$(jq -r .recommended_allow <<<"$r")" "$PROGS/dupmem" exit=0
+	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW="$(jq -r .recommended_allow <<<"$r")" "$PROGS/dupmem" exit=0
 	[ "$status" = 0 ] && [ -z "$output" ]
 }
 

@@ -9,6 +9,9 @@ TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BUILD=${KSMENABLE_BUILD:-build/cc}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 LIB=${KSMENABLE_LIB:-$BUILD/libksmenable.so}
+# What LD_PRELOAD gets to load the library: the library itself, or, for a
+# sanitized build, its sanitizer runtime first (see make check-asan).
+PRELOAD=${KSMENABLE_PRELOAD:-$LIB}
 PROGS=$BUILD/tests
 MUSL_BUILD=$TOP/build/musl-gcc
 FAULT=$TOP/build/host/faultinject
