@@ -118,7 +118,8 @@ $(O)/tests/linked_%: tests/progs/linked_%.c $(LIB) $(O)/$(LIBNAME)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $< -L$(O) -lksmenable -Wl,-rpath,$(abspath $(O))
 
 # Unit tests: test_core_*.c link the shared core, test_launcher_*.c the
-# launcher's parts too (hidden symbols included).  None needs root.
+# launcher's parts too, test_preload_NAME.c one module of the library
+# (hidden symbols included).  None needs root.
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNITS     := $(UNIT_SRCS:tests/unit/%.c=$(O)/unit/%)
 
@@ -130,6 +131,12 @@ $(O)/unit/test_launcher_%: tests/unit/test_launcher_%.c $(RUN_ARCHIVE) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -pthread $(CFLAGS) $(LDFLAGS) -o $@ $< \
 		$(RUN_ARCHIVE) $(CORE) $(LDLIBS)
+
+# test_preload_NAME.c: one module of the library, preload/NAME.c, on its own.
+$(O)/unit/test_preload_%: tests/unit/test_preload_%.c $(O)/preload/%.o $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ipreload $(WARN) -std=c11 -pthread $(CFLAGS) $(LDFLAGS) -o $@ $< \
+		$(O)/preload/$*.o $(CORE) $(LDLIBS)
 
 # The fault injector needs libseccomp, which musl's wrapper hides: it is
 # always built with the host compiler.

@@ -21,6 +21,7 @@
  * threads may enter namespaces at once (setns, unshare), and each pauses
  * the thread; it runs again when the last of them is done.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "library.h"
 #include "log.h"
 #include "rescan.h"
@@ -40,6 +42,8 @@ static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
 static int wanted;                    /* madvise mode asked for a thread */
+static int sanitized = -1;            /* a sanitizer runtime is loaded: see rescan_start_in_child */
+static struct timespec due;           /* a deferred child thread starts from then on */
 
 /* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -96,9 +100,15 @@ static int maps_still_ours(void)
 
 static void *rescan_main(void *unused)
 {
+	static int imported;
 	struct timespec deadline;
 
 	(void)unused;
+	/* Once per program image: a forked child has the parent's table. */
+	if (!imported) {
+		imported = 1;
+		guard_import_smaps();
+	}
 	pthread_mutex_lock(&lock);
 	while (!stopping && lib.watching) {
 		deadline_after(&deadline, lib.cfg.rescan_ms);
@@ -237,12 +247,46 @@ void rescan_after_fork_child(void)
 	pauses = 0;
 	/* Remember that the parent had one: the fork wrapper starts ours. */
 	owner = had ? getpid() : 0;
+	due.tv_sec = 0;
 }
 
+/*
+ * Under a sanitizer runtime the child's thread waits for its first rescan
+ * need: AddressSanitizer (gcc 12 and clang 14, measured) may leave its
+ * allocator's locks held in a fork child, and a new thread allocates at
+ * once, so a child of a multi-threaded program would hang at its first
+ * thread.  Such a child gets its thread at the first fork, prctl, mlock
+ * or recorded madvise it makes once a rescan period has passed; one that
+ * ends sooner (most do) never needs it.  Elsewhere the thread starts at
+ * once: after fork returns, glibc's malloc, jemalloc and tcmalloc are
+ * consistent again, and a worker's heap grows from its first moments.
+ */
 void rescan_start_in_child(void)
 {
 	if (owner != getpid())
 		return;
+	if (sanitized < 0)
+		sanitized = dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__tsan_init") ||
+			    dlsym(RTLD_DEFAULT, "__msan_init") || dlsym(RTLD_DEFAULT, "__hwasan_init");
+	if (sanitized) {
+		deadline_after(&due, lib.cfg.rescan_ms);
+		return;
+	}
+	pthread_mutex_lock(&control);
+	start_locked();
+	pthread_mutex_unlock(&control);
+}
+
+void rescan_start_if_due(void)
+{
+	struct timespec now;
+
+	if (!due.tv_sec || owner != getpid() || running)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec < due.tv_nsec))
+		return;
+	due.tv_sec = 0;
 	pthread_mutex_lock(&control);
 	start_locked();
 	pthread_mutex_unlock(&control);

@@ -54,6 +54,17 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 	[ "$output" = "libc.so.6" ]
 }
 
+@test "KSM_ENABLE_INHERIT=0 with an LD_PRELOAD of 4096 bytes or more still drops the library" {
+	requires root
+	local long=libc.so.6 i
+	# The same library named many times over: the loader takes it once.
+	for i in $(seq 1 420); do long+=" libc.so.6"; done
+	[ ${#long} -ge 4096 ]
+	run env LD_PRELOAD="$long $LIB" KSM_ENABLE_INHERIT=0 KSM_ENABLE_MODE=off sh -c 'echo "$LD_PRELOAD"'
+	[ "$status" = 0 ]
+	[ "$output" = "$long" ]
+}
+
 @test "KSM_ENABLE_INHERIT=0 in prctl mode: the kernel still passes the flag through exec (6.7+)" {
 	requires root prctl
 	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_INHERIT=0 -- "$PROGS/dupmem" exec getmerge wait
