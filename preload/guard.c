@@ -215,10 +215,10 @@ static int import_region(const struct region *r, void *arg)
 	return 0;
 }
 
-void guard_import_smaps(void)
+void guard_import_smaps(int smaps_fd)
 {
 	char buf[16384];
 
 	/* Failing to read only means nothing is learnt: the marks made from now on count. */
-	maps_for_each("/proc/self/smaps", buf, sizeof buf, import_region, NULL);
+	maps_for_each_fd(smaps_fd, buf, sizeof buf, import_region, NULL);
 }

@@ -55,6 +55,8 @@ static int maps_fd = -1;
 static dev_t maps_dev;
 static ino_t maps_ino;
 static pid_t maps_owner;
+/* Read once, by the first thread of a program image (a forked child has the parent's marks). */
+static int smaps_fd = -1, smaps_done;
 
 static void deadline_after(struct timespec *ts, long ms)
 {
@@ -100,14 +102,13 @@ static int maps_still_ours(void)
 
 static void *rescan_main(void *unused)
 {
-	static int imported;
 	struct timespec deadline;
 
 	(void)unused;
-	/* Once per program image: a forked child has the parent's table. */
-	if (!imported) {
-		imported = 1;
-		guard_import_smaps();
+	if (smaps_fd >= 0) {
+		guard_import_smaps(smaps_fd);
+		close(smaps_fd);
+		smaps_fd = -1;
 	}
 	pthread_mutex_lock(&lock);
 	while (!stopping && lib.watching) {
@@ -140,6 +141,10 @@ static void start_locked(void)
 	if (running || pauses || !wanted || lib.cfg.rescan_ms <= 0 || !lib.watching)
 		return;
 	open_maps();
+	if (!smaps_done) {
+		smaps_done = 1;
+		smaps_fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+	}
 	if (maps_fd < 0) {
 		log_warn("cannot open /proc/self/maps: regions made from now on are covered only "
 			 "when made through mmap");
@@ -162,6 +167,10 @@ static void start_locked(void)
 	if (err) {
 		log_warn("cannot start the rescan thread (errno %d): regions made from now on "
 			 "are covered only when made through mmap", err);
+		if (smaps_fd >= 0) {
+			close(smaps_fd);
+			smaps_fd = -1;
+		}
 		return;
 	}
 	pthread_setname_np(thread, "ksmenable");
