@@ -4,7 +4,11 @@
  * For each target process: the KSM-compatible private regions that the
  * allow/deny lists select (maps), their present anonymous pages (pagemap:
  * present, not file-backed, not the shared zero page), read in runs of
- * contiguous pages from /proc/PID/mem and hashed.  Identical contents
+ * contiguous pages from /proc/PID/mem and hashed.  Where the pages are is
+ * asked of the kernel first (PAGEMAP_SCAN, present.c), so that terabytes of
+ * reserved address space cost nothing; pagemap is read only there, for the
+ * page frames.  Older kernels: smaps says which regions hold nothing
+ * anonymous, and the others are read whole.  Identical contents
  * are counted across everything scanned, and the kernel's own accounting
  * turns the counts into pages_shared, pages_sharing and general_profit.
  *
@@ -30,6 +34,7 @@
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
+#include "eval/present.h"
 #include "eval/regionclass.h"
 #include "eval/targets.h"
 #include "kernel_abi.h"
@@ -149,22 +154,13 @@ static int add_page(struct scan *s, struct region_rec *rr, uint64_t addr, uint64
 	return s->nbatch == BATCH_PAGES ? flush_batch(s, rr) : 0;
 }
 
-static int visit_region(const struct region *r, void *arg)
+/* Pages [ADDR, END) by their pagemap entries: present, anonymous, not the zero page. */
+static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, uint64_t end)
 {
-	struct scan *s = arg;
-	uint64_t entries[PAGEMAP_CHUNK], addr;
-	struct region_rec *rr;
+	uint64_t entries[PAGEMAP_CHUNK];
 
-	if (!region_selected(&s->sel, r))
-		return 0;
-	s->regs = xgrow(s->regs, &s->reg_cap, s->nregs + 1, sizeof *s->regs);
-	rr = &s->regs[s->nregs++];
-	rr->proc = s->proc;
-	rr->cls = class_index(s->res, r);
-	rr->first = s->nrec;
-	rr->n = 0;
-	for (addr = r->start; addr < r->end;) {
-		size_t want = (r->end - addr) / s->page, i;
+	while (addr < end) {
+		size_t want = (end - addr) / s->page, i;
 		ssize_t n;
 
 		if (want > PAGEMAP_CHUNK)
@@ -174,6 +170,7 @@ static int visit_region(const struct region *r, void *arg)
 			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : "vanished during the scan";
 			return -1;
 		}
+		s->res->pagemap_entries += (uint64_t)n / 8;
 		for (i = 0; i < (size_t)n / 8; i++, addr += s->page) {
 			uint64_t e = entries[i];
 			if (!(e & PM_PRESENT) || (e & PM_FILE_OR_SHARED))
@@ -185,6 +182,55 @@ static int visit_region(const struct region *r, void *arg)
 				return -1;
 		}
 	}
+	return 0;
+}
+
+struct region_walk {
+	struct scan *s;
+	struct region_rec *rr;
+};
+
+/* A run the kernel found present: its entries still decide (and give the PFNs). */
+static int visit_run(uint64_t start, uint64_t end, void *arg)
+{
+	struct region_walk *w = arg;
+
+	return read_pagemap(w->s, w->rr, start, end) < 0 ? -1 : 0;
+}
+
+/*
+ * With PAGEMAP_SCAN, only the runs the kernel reports present are read;
+ * without it (before Linux 6.7), a region that smaps shows without
+ * anonymous memory is skipped and any other is read whole.
+ */
+static int read_region(struct scan *s, struct region_rec *rr, const struct region *r)
+{
+	struct region_walk w = { s, rr };
+
+	if (!s->pagemap_scan)
+		return r->anon_kb == 0 ? 0 : read_pagemap(s, rr, r->start, r->end);
+	if (present_ranges(s->pagemap_fd, r->start, r->end, visit_run, &w) == 0)
+		return 0;
+	if (!s->fail)
+		s->fail = errno == ESRCH ? "vanished during the scan" : strerror(errno);
+	return -1;
+}
+
+static int visit_region(const struct region *r, void *arg)
+{
+	struct scan *s = arg;
+	struct region_rec *rr;
+
+	if (!region_selected(&s->sel, r))
+		return 0;
+	s->regs = xgrow(s->regs, &s->reg_cap, s->nregs + 1, sizeof *s->regs);
+	rr = &s->regs[s->nregs++];
+	rr->proc = s->proc;
+	rr->cls = class_index(s->res, r);
+	rr->first = s->nrec;
+	rr->n = 0;
+	if (read_region(s, rr, r) < 0)
+		return -1;
 	return s->nbatch ? flush_batch(s, rr) : 0;
 }
 
@@ -232,7 +278,9 @@ static void scan_process(struct scan *s, struct est_proc *p)
 		p->skipped = errno == ENOENT ? "no such process" : "permission denied (cannot read its memory)";
 		return;
 	}
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	/* Without PAGEMAP_SCAN, smaps tells which regions hold anything
+	 * anonymous; with it, maps is enough and cheaper to read. */
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)p->pid, s->pagemap_scan ? "maps" : "smaps");
 	ret = maps_for_each(path, mapsbuf, sizeof mapsbuf, visit_region, s);
 	close(s->pagemap_fd);
 	close(s->mem_fd);
@@ -358,6 +406,8 @@ static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list 
 	free(zero);
 	s->zero_pfn = find_zero_pfn(s->page);
 	r->pfn_visible = s->zero_pfn != 0;
+	s->pagemap_scan = present_scan_probe();
+	r->pagemap_scan = s->pagemap_scan;
 	r->max_page_sharing = (int)knob("max_page_sharing", 256);
 	if (r->max_page_sharing < 2)
 		r->max_page_sharing = 2;
