@@ -352,3 +352,46 @@ PAGEMAP_SCAN_IOCTL=$(( (3 << 30) | (96 << 16) | (0x66 << 8) | 16 ))
 	done
 }
 
+# stop_bg NAME: ends one of the start_bg workloads (BYE, then reaped).
+stop_bg() {
+	local rest= n
+	eval "WL_PID=\$PID_$1 WL_FD=\$FD_$1 WL_OUT=\$OUT_$1"
+	stop_workload
+	for n in $BG_NAMES; do [ "$n" = "$1" ] || rest+=" $n"; done
+	BG_NAMES=$rest
+}
+
+# between_passes PID: ksm-run PID sleeps out --settle, its first pass done.
+between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
+
+@test "estimate: a target that exits during --settle is skipped as vanished; with none left, exit 1" {
+	requires root
+	start_bg a mmap=2 wait
+	start_bg b mmap=2 wait
+	"$KSM_RUN" --estimate="$PID_a,$PID_b" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	k=$!
+	wait_until 10 between_passes $k
+	gone=$PID_b
+	stop_bg b
+	st=0
+	wait $k || st=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$st" = 0 ]
+	[ "$(jq -r '.skipped[0].pid' "$BATS_TEST_TMPDIR/out")" = "$gone" ]
+	[[ "$(jq -r '.skipped[0].reason' "$BATS_TEST_TMPDIR/out")" == vanished* ]]
+	[ "$(jq -r '[.processes[].pid] | join(",")' "$BATS_TEST_TMPDIR/out")" = "$PID_a" ]
+	grep -q "pid $gone skipped: vanished" "$BATS_TEST_TMPDIR/err"
+
+	# the only target exits: the TARGET was right, nothing is left
+	"$KSM_RUN" --estimate="$PID_a" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	k=$!
+	wait_until 10 between_passes $k
+	stop_bg a
+	st=0
+	wait $k || st=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$st" = 1 ]
+	grep -q "nothing left to estimate" "$BATS_TEST_TMPDIR/err"
+	run -1 grep -q "matches no process" "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+}

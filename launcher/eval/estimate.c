@@ -48,6 +48,16 @@
  * allocators of msg.h).
  */
 
+/*
+ * Why a process was skipped, where the verdict depends on it: a TARGET whose
+ * processes were all absent from the start matched nothing (exit 125); one
+ * whose processes went away while they were read was right, and its
+ * estimate ends with nothing left (exit 1).  Compared by address.
+ */
+static const char SKIP_ABSENT[] = "no such process";
+static const char SKIP_VANISHED[] = "vanished during the scan";
+static const char SKIP_VANISHED_SETTLE[] = "vanished between the two passes (--settle)";
+
 static unsigned class_index(struct est_result *res, const struct region *r)
 {
 	char name[4200];
@@ -92,7 +102,7 @@ static int read_run(struct scan *s, int from, int n, unsigned char *ok)
 	got = pread(s->mem_fd, s->buf + (size_t)from * s->page, (size_t)n * s->page,
 		    (off_t)s->batch_addr[from]);
 	if (got < 0 && errno != EIO && errno != EFAULT && errno != ENOMEM) {
-		s->fail = errno == ESRCH ? "vanished during the scan"
+		s->fail = errno == ESRCH ? SKIP_VANISHED
 			: errno == EPERM || errno == EACCES ? "permission denied (cannot read its memory)"
 			: strerror(errno);
 		return -1;
@@ -167,7 +177,7 @@ static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, ui
 			want = PAGEMAP_CHUNK;
 		n = pread(s->pagemap_fd, entries, want * 8, (off_t)(addr / s->page * 8));
 		if (n <= 0) {
-			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : "vanished during the scan";
+			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : SKIP_VANISHED;
 			return -1;
 		}
 		s->res->pagemap_entries += (uint64_t)n / 8;
@@ -212,7 +222,7 @@ static int read_region(struct scan *s, struct region_rec *rr, const struct regio
 	if (present_ranges(s->pagemap_fd, r->start, r->end, visit_run, &w) == 0)
 		return 0;
 	if (!s->fail)
-		s->fail = errno == ESRCH ? "vanished during the scan" : strerror(errno);
+		s->fail = errno == ESRCH ? SKIP_VANISHED : strerror(errno);
 	return -1;
 }
 
@@ -255,6 +265,17 @@ static void read_comm(struct est_proc *p)
 		p->comm[0] = '\0';
 }
 
+/*
+ * Why opening a target's file failed.  ENOENT: the process is gone; absent
+ * in the first pass (a PID that matched nothing), vanished in the second.
+ */
+static const char *open_failure(const struct scan *s, int err, const char *denied)
+{
+	if (err != ENOENT && err != ESRCH)
+		return denied;
+	return s->pass ? SKIP_VANISHED_SETTLE : SKIP_ABSENT;
+}
+
 /* One pass over one process; on failure its records are dropped. */
 static void scan_process(struct scan *s, struct est_proc *p)
 {
@@ -268,14 +289,14 @@ static void scan_process(struct scan *s, struct est_proc *p)
 	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)p->pid);
 	s->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->pagemap_fd < 0) {
-		p->skipped = errno == ENOENT ? "no such process" : "permission denied (pagemap)";
+		p->skipped = open_failure(s, errno, "permission denied (pagemap)");
 		return;
 	}
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)p->pid);
 	s->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->mem_fd < 0) {
 		close(s->pagemap_fd);
-		p->skipped = errno == ENOENT ? "no such process" : "permission denied (cannot read its memory)";
+		p->skipped = open_failure(s, errno, "permission denied (cannot read its memory)");
 		return;
 	}
 	/* Without PAGEMAP_SCAN, smaps tells which regions hold anything
@@ -287,9 +308,9 @@ static void scan_process(struct scan *s, struct est_proc *p)
 	/* A process that exited while it was read: /proc/PID/mem reads nothing. */
 	snprintf(path, sizeof path, "/proc/%d", (int)p->pid);
 	if (!s->fail && access(path, F_OK) < 0)
-		s->fail = "vanished during the scan";
+		s->fail = SKIP_VANISHED;
 	if (ret < 0 && !s->fail)
-		s->fail = errno == ENOENT || errno == ESRCH ? "vanished during the scan" : "permission denied (maps)";
+		s->fail = errno == ENOENT || errno == ESRCH ? SKIP_VANISHED : "permission denied (maps)";
 	if (s->fail) {
 		p->skipped = s->fail;
 		s->nrec = rec0;
@@ -300,10 +321,11 @@ static void scan_process(struct scan *s, struct est_proc *p)
 	p->nrec = s->nrec - rec0;
 }
 
-static void scan_all(struct scan *s)
+static void scan_all(struct scan *s, int pass)
 {
 	size_t i;
 
+	s->pass = pass;
 	s->nrec = s->nregs = 0;
 	for (i = 0; i < s->res->nprocs; i++) {
 		s->proc = (unsigned)i;
@@ -417,6 +439,35 @@ static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list 
 	return 0;
 }
 
+/*
+ * No process was read: why, and the exit status.  Only absent processes:
+ * the TARGET matched nothing (125).  Processes that vanished while they
+ * were estimated: the TARGET was right and nothing is left (1).  Unreadable
+ * ones (said above, one line each): reading them needs rights (1).
+ */
+static int nothing_estimated(const char *target, const struct est_result *r)
+{
+	size_t i, absent = 0, vanished = 0;
+
+	for (i = 0; i < r->nprocs; i++) {
+		const char *why = r->procs[i].skipped;
+		absent += why == SKIP_ABSENT;
+		vanished += why == SKIP_VANISHED || why == SKIP_VANISHED_SETTLE;
+	}
+	if (absent == r->nprocs) {
+		msg("--estimate=%s: matches no process", target);
+		return 125;
+	}
+	if (absent + vanished == r->nprocs) {
+		msg("--estimate=%s: nothing left to estimate: %s exited during the estimate", target,
+		    r->nprocs == 1 ? "the process" : "every process found");
+		return 1;
+	}
+	msg("--estimate=%s: no process could be read: reading another process's memory "
+	    "needs root, or the processes' own user (and ptrace allowed)", target);
+	return 1;
+}
+
 int estimate_main(const struct estimate_opts *o)
 {
 	struct est_result res = { 0 };
@@ -429,7 +480,7 @@ int estimate_main(const struct estimate_opts *o)
 	if (setup(&s, o, &pids) < 0)
 		return 125;
 	s.start = now_s();
-	scan_all(&s);
+	scan_all(&s, 0);
 	if (o->settle > 0) {
 		struct record *first = s.recs;
 		struct est_proc *first_procs = xmalloc(res.nprocs * sizeof *first_procs);
@@ -444,7 +495,7 @@ int estimate_main(const struct estimate_opts *o)
 		res.classes = NULL;
 		res.nclasses = 0;
 		nanosleep(&ts, NULL);
-		scan_all(&s);
+		scan_all(&s, 1);
 		mark_volatile(&s, first, first_procs);
 		free(first);
 		free(first_procs);
@@ -467,18 +518,7 @@ int estimate_main(const struct estimate_opts *o)
 	}
 	res.seconds = now_s() - s.start - o->settle;
 	if (!scanned) {
-		/* Only absent processes: the TARGET matched nothing.  Unreadable
-		 * ones were said above; nothing is left to estimate. */
-		for (i = 0; i < res.nprocs && !strcmp(res.procs[i].skipped, "no such process"); i++)
-			;
-		if (i == res.nprocs) {
-			msg("--estimate=%s: matches no process", o->target);
-			status = 125;
-		} else {
-			msg("--estimate=%s: no process could be read: reading another process's memory "
-			    "needs root, or the processes' own user (and ptrace allowed)", o->target);
-			status = 1;
-		}
+		status = nothing_estimated(o->target, &res);
 		goto out;
 	}
 	if (predict(&s) < 0)

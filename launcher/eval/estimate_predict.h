@@ -44,6 +44,7 @@ struct scan {
 	pid_t pid;
 	int pagemap_fd, mem_fd;
 	const char *fail;               /* why the current process failed */
+	int pass;                       /* 0, or 1: the second pass of --settle */
 	bool pagemap_scan;              /* the kernel answers PAGEMAP_SCAN (present.c) */
 	uint64_t zero_hash, zero_pfn;
 	char *buf;
