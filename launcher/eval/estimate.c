@@ -4,11 +4,11 @@
  * For each target process: the KSM-compatible private regions that the
  * allow/deny lists select (maps), their present anonymous pages (pagemap:
  * present, not file-backed, not the shared zero page), read in runs of
- * contiguous pages from /proc/PID/mem and hashed.  Where the pages are is
- * asked of the kernel first (PAGEMAP_SCAN, present.c), so that terabytes of
- * reserved address space cost nothing; pagemap is read only there, for the
- * page frames.  Older kernels: smaps says which regions hold nothing
- * anonymous, and the others are read whole.  Identical contents
+ * contiguous pages from /proc/PID/mem and hashed.  Past a stretch of
+ * pagemap without any, the kernel is asked where the next one is
+ * (PAGEMAP_SCAN, present.c), so that terabytes of reserved address space
+ * cost next to nothing.  Older kernels: smaps says which regions hold
+ * nothing anonymous, and the others are read whole.  Identical contents
  * are counted across everything scanned, and the kernel's own accounting
  * turns the counts into pages_shared, pages_sharing and general_profit.
  *
@@ -164,13 +164,20 @@ static int add_page(struct scan *s, struct region_rec *rr, uint64_t addr, uint64
 	return s->nbatch == BATCH_PAGES ? flush_batch(s, rr) : 0;
 }
 
-/* Pages [ADDR, END) by their pagemap entries: present, anonymous, not the zero page. */
+/*
+ * Pages [ADDR, END) by their pagemap entries: present, anonymous, not the
+ * zero page; read in windows of PAGEMAP_CHUNK entries.  A window without
+ * any is a hole: where the kernel has PAGEMAP_SCAN, it says where the next
+ * such page is, so that terabytes of reserved address space (an
+ * AddressSanitizer shadow) cost a call per stretch of pages, not a read per
+ * page, while memory that is present is read as it always was.
+ */
 static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, uint64_t end)
 {
 	uint64_t entries[PAGEMAP_CHUNK];
 
 	while (addr < end) {
-		size_t want = (end - addr) / s->page, i;
+		size_t want = (end - addr) / s->page, i, kept = 0;
 		ssize_t n;
 
 		if (want > PAGEMAP_CHUNK)
@@ -188,42 +195,23 @@ static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, ui
 			/* The shared zero page is no KSM candidate (seen with root only). */
 			if (s->zero_pfn && (e & PM_PFN_MASK) == s->zero_pfn)
 				continue;
+			kept++;
 			if (add_page(s, rr, addr, e & PM_PFN_MASK) < 0)
 				return -1;
 		}
+		if (kept || !s->pagemap_scan || addr >= end)
+			continue;
+		/* The kernel skips the zero page too where pagemap shows frames
+		 * (root), as the test above does: the same pages either way. */
+		switch (present_next(s->pagemap_fd, addr, end, s->zero_pfn != 0, &addr)) {
+		case 0:
+			return 0;
+		case -1:
+			s->fail = errno == ESRCH ? SKIP_VANISHED : strerror(errno);
+			return -1;
+		}
 	}
 	return 0;
-}
-
-struct region_walk {
-	struct scan *s;
-	struct region_rec *rr;
-};
-
-/* A run the kernel found present: its entries still decide (and give the PFNs). */
-static int visit_run(uint64_t start, uint64_t end, void *arg)
-{
-	struct region_walk *w = arg;
-
-	return read_pagemap(w->s, w->rr, start, end) < 0 ? -1 : 0;
-}
-
-/*
- * With PAGEMAP_SCAN, only the runs the kernel reports present are read;
- * without it (before Linux 6.7), a region that smaps shows without
- * anonymous memory is skipped and any other is read whole.
- */
-static int read_region(struct scan *s, struct region_rec *rr, const struct region *r)
-{
-	struct region_walk w = { s, rr };
-
-	if (!s->pagemap_scan)
-		return r->anon_kb == 0 ? 0 : read_pagemap(s, rr, r->start, r->end);
-	if (present_ranges(s->pagemap_fd, r->start, r->end, visit_run, &w) == 0)
-		return 0;
-	if (!s->fail)
-		s->fail = errno == ESRCH ? SKIP_VANISHED : strerror(errno);
-	return -1;
 }
 
 static int visit_region(const struct region *r, void *arg)
@@ -239,7 +227,9 @@ static int visit_region(const struct region *r, void *arg)
 	rr->cls = class_index(s->res, r);
 	rr->first = s->nrec;
 	rr->n = 0;
-	if (read_region(s, rr, r) < 0)
+	/* Without PAGEMAP_SCAN, smaps says which regions hold nothing
+	 * anonymous (with it, anon_kb is not known: maps). */
+	if (r->anon_kb != 0 && read_pagemap(s, rr, r->start, r->end) < 0)
 		return -1;
 	return s->nbatch ? flush_batch(s, rr) : 0;
 }

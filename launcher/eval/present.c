@@ -1,9 +1,9 @@
 /*
- * present.c - the present anonymous ranges of a process, from the kernel's
- * PAGEMAP_SCAN ioctl (see present.h).
+ * present.c - the next present anonymous page of a process, from the
+ * kernel's PAGEMAP_SCAN ioctl (see present.h).
  *
  * The kernel walks the page tables itself and skips whatever has none, so
- * the cost follows what is present, not the size of the address space.
+ * a hole costs one call whatever its size.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,29 +52,29 @@ struct pm_scan_arg {
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #endif
 
-/* Runs per call: a full array just means one more call. */
-#define RUNS 256
-
-/* What KSM scans: present, anonymous (not PAGE_IS_FILE), not the zero page. */
-static void ask(struct pm_scan_arg *a, struct page_region *v, uint64_t from, uint64_t to)
+/* Pages KSM could scan: present, anonymous (not PAGE_IS_FILE), and with
+ * NOT_ZERO not the zero page.  One page is enough: the caller reads pagemap
+ * from there, and the kernel stops its walk at the next match. */
+static void ask(struct pm_scan_arg *a, struct page_region *v, uint64_t from, uint64_t to, bool not_zero)
 {
+	uint64_t excluded = PAGE_IS_FILE | (not_zero ? PAGE_IS_PFNZERO : 0);
+
 	*a = (struct pm_scan_arg){
 		.size = sizeof *a,
 		.start = from,
 		.end = to,
 		.vec = (uintptr_t)v,
-		.vec_len = RUNS,
-		.category_mask = PAGE_IS_PRESENT | PAGE_IS_FILE | PAGE_IS_PFNZERO,
-		.category_inverted = PAGE_IS_FILE | PAGE_IS_PFNZERO,
-		/* Runs are cut where a returned category changes: only presence,
-		 * so that each run is as long as the pages that match. */
+		.vec_len = 1,
+		.max_pages = 1,
+		.category_mask = PAGE_IS_PRESENT | excluded,
+		.category_inverted = excluded,
 		.return_mask = PAGE_IS_PRESENT,
 	};
 }
 
 bool present_scan_probe(void)
 {
-	struct page_region v[RUNS];
+	struct page_region v;
 	struct pm_scan_arg a;
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t here = (uintptr_t)&a / (uint64_t)page * (uint64_t)page;
@@ -83,35 +83,24 @@ bool present_scan_probe(void)
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	ask(&a, v, here, here + (uint64_t)page);
+	ask(&a, &v, here, here + (uint64_t)page, true);
 	ret = ioctl(fd, PAGEMAP_SCAN, &a);
 	close(fd);
 	return ret >= 0;
 }
 
-int present_ranges(int pagemap_fd, uint64_t from, uint64_t to, present_fn fn, void *arg)
+int present_next(int pagemap_fd, uint64_t from, uint64_t to, bool not_zero, uint64_t *at)
 {
-	struct page_region v[RUNS];
+	struct page_region v;
 	struct pm_scan_arg a;
+	int n;
 
-	while (from < to) {
-		int n, i, stop;
-
-		ask(&a, v, from, to);
-		do
-			n = ioctl(pagemap_fd, PAGEMAP_SCAN, &a);
-		while (n < 0 && errno == EINTR);
-		if (n < 0)
-			return -1;
-		for (i = 0; i < n; i++)
-			if ((stop = fn(v[i].start, v[i].end, arg)))
-				return stop;
-		/* The kernel stops early when the array is full, and says where. */
-		if (a.walk_end <= from) {
-			errno = EIO;            /* no progress: never loop forever */
-			return -1;
-		}
-		from = a.walk_end;
-	}
-	return 0;
+	ask(&a, &v, from, to, not_zero);
+	do
+		n = ioctl(pagemap_fd, PAGEMAP_SCAN, &a);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n < 0 ? -1 : 0;
+	*at = v.start;
+	return 1;
 }
