@@ -169,8 +169,9 @@ static int add_page(struct scan *s, struct region_rec *rr, uint64_t addr, uint64
  * zero page; read in windows of PAGEMAP_CHUNK entries.  A window without
  * any is a hole: where the kernel has PAGEMAP_SCAN, it says where the next
  * such page is, so that terabytes of reserved address space (an
- * AddressSanitizer shadow) cost a call per stretch of pages, not a read per
- * page, while memory that is present is read as it always was.
+ * AddressSanitizer shadow) cost a call per stretch of pages, not the
+ * pagemap entry of every page, while memory that is present is read as it
+ * always was.
  */
 static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, uint64_t end)
 {

@@ -2,8 +2,8 @@
  * present.c - the next present anonymous page of a process, from the
  * kernel's PAGEMAP_SCAN ioctl (see present.h).
  *
- * The kernel walks the page tables itself and skips whatever has none, so
- * a hole costs one call whatever its size.
+ * The kernel walks the page tables itself and skips the empty ones whole,
+ * so a hole costs one call, and little time, whatever its size.
  */
 #include <errno.h>
 #include <fcntl.h>
