@@ -269,9 +269,9 @@ PAGEMAP_SCAN_IOCTL=$(( (3 << 30) | (96 << 16) | (0x66 << 8) | 16 ))
 	requires root
 	# 20 TiB reserved with MAP_NORESERVE (as an AddressSanitizer build does
 	# for its shadow), 16 MiB of one content in 16 pieces spread over it
-	start_bg a reserve=20480:16 verify wait
+	start_workload a -- "$PROGS/dupmem" reserve=20480:16 verify wait
 	# timeout: a regression to walking every page takes minutes, not a hang
-	run --separate-stderr timeout 120 "$KSM_RUN" --estimate="$PID_a" --json
+	run --separate-stderr timeout 120 "$KSM_RUN" --estimate="$(wl_pid a)" --json
 	[ "$status" = 0 ] || { echo "ksm-run: $status $stderr"; return 1; }
 	EST=$output
 	[ "$(est scan.present_ranges)" = pagemap_scan ] || skip_or_fail "kernel without PAGEMAP_SCAN (6.7)"
@@ -285,21 +285,21 @@ PAGEMAP_SCAN_IOCTL=$(( (3 << 30) | (96 << 16) | (0x66 << 8) | 16 ))
 	[ "$(jq -r '[.regions[] | select(.class == "anon")][0].candidate_pages' <<<"$EST")" -ge "$n" ]
 	# pagemap was read around the pages the kernel found, not for 20 TiB
 	[ "$(est scan.pagemap_entries)" -lt $(( (20480 << 30) / page / 10000 )) ]
-	stop_workloads
-	[ "$STATUS_a" = 0 ]
+	stop_workload a
+	[ "$(wl_status a)" = 0 ]
 }
 
 @test "estimate: without PAGEMAP_SCAN (before 6.7) regions smaps shows empty are skipped, with the same figures" {
 	requires root faultinject
 	# an empty 16 TiB reservation, a 64 GiB one holding 8 MiB of one
 	# content, and ordinary duplicates
-	start_bg a reserve=16384:0 reserve=64:8 mmap=4 pairs=4 zeros=1 wait
-	estimate "$PID_a"
+	start_workload a -- "$PROGS/dupmem" reserve=16384:0 reserve=64:8 mmap=4 pairs=4 zeros=1 wait
+	estimate "$(wl_pid a)"
 	with=$EST
 	page=$(getconf PAGESIZE)
 	for err in ENOTTY EINVAL; do
 		run --separate-stderr timeout 120 "$FAULT" -f "ioctl,arg1=$PAGEMAP_SCAN_IOCTL:$err" -- \
-			"$KSM_RUN" --estimate="$PID_a" --json
+			"$KSM_RUN" --estimate="$(wl_pid a)" --json
 		[ "$status" = 0 ] || { echo "$err: ksm-run: $status $stderr"; return 1; }
 		EST=$output
 		[ "$(est scan.present_ranges)" = smaps ]
@@ -313,41 +313,32 @@ PAGEMAP_SCAN_IOCTL=$(( (3 << 30) | (96 << 16) | (0x66 << 8) | 16 ))
 	done
 }
 
-# stop_bg NAME: ends one of the start_bg workloads (BYE, then reaped).
-stop_bg() {
-	local rest= n
-	eval "WL_PID=\$PID_$1 WL_FD=\$FD_$1 WL_OUT=\$OUT_$1"
-	stop_workload
-	for n in $BG_NAMES; do [ "$n" = "$1" ] || rest+=" $n"; done
-	BG_NAMES=$rest
-}
-
 # between_passes PID: ksm-run PID sleeps out --settle, its first pass done.
 between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
 
 @test "estimate: a target that exits during --settle is skipped as vanished; with none left, exit 1" {
 	requires root
-	start_bg a mmap=2 wait
-	start_bg b mmap=2 wait
-	"$KSM_RUN" --estimate="$PID_a,$PID_b" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	start_workload a -- "$PROGS/dupmem" mmap=2 wait
+	start_workload b -- "$PROGS/dupmem" mmap=2 wait
+	"$KSM_RUN" --estimate="$(wl_pid a),$(wl_pid b)" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
 	k=$!
 	wait_until 10 between_passes $k
-	gone=$PID_b
-	stop_bg b
+	gone=$(wl_pid b)
+	stop_workload b
 	st=0
 	wait $k || st=$?
 	cat "$BATS_TEST_TMPDIR/err"
 	[ "$st" = 0 ]
 	[ "$(jq -r '.skipped[0].pid' "$BATS_TEST_TMPDIR/out")" = "$gone" ]
 	[[ "$(jq -r '.skipped[0].reason' "$BATS_TEST_TMPDIR/out")" == vanished* ]]
-	[ "$(jq -r '[.processes[].pid] | join(",")' "$BATS_TEST_TMPDIR/out")" = "$PID_a" ]
+	[ "$(jq -r '[.processes[].pid] | join(",")' "$BATS_TEST_TMPDIR/out")" = "$(wl_pid a)" ]
 	grep -q "pid $gone skipped: vanished" "$BATS_TEST_TMPDIR/err"
 
 	# the only target exits: the TARGET was right, nothing is left
-	"$KSM_RUN" --estimate="$PID_a" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	"$KSM_RUN" --estimate="$(wl_pid a)" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
 	k=$!
 	wait_until 10 between_passes $k
-	stop_bg a
+	stop_workload a
 	st=0
 	wait $k || st=$?
 	cat "$BATS_TEST_TMPDIR/err"
