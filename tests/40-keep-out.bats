@@ -175,3 +175,15 @@ C
 	sleep 0.2
 	not_mergeable "$WL_PID" "$(workload_region early)"
 }
+
+@test "--status shows what a merging process keeps out, and what is secret-like" {
+	start_workload "${PRCTL[@]}" -- "$(marks)" map=twin:8 map=key:4 unmergeable=key map=heap1:2 mlock=heap1 \
+		dontdump=heap1 wait
+	wait_until 20 region_merged "$WL_PID" "$(workload_region twin)"
+	run -0 "$KSM_RUN" --status
+	local row
+	row=$(awk -v p="$WL_PID" '$1 == p && $2 == "marks"' <<<"$output")
+	[ -n "$row" ]
+	[ "$(awk '{ print $5 }' <<<"$row")" -ge 4096 ]
+	[ "$(awk '{ print $6 }' <<<"$row")" -ge 2048 ]
+}

@@ -24,6 +24,8 @@
 #include "host/status.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
+#include "maps.h"
+#include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
 int status_probe_exec_inherit(void)
@@ -96,6 +98,35 @@ static int cmp_top(const void *a, const void *b)
 	return (y->merging > x->merging) - (y->merging < x->merging);
 }
 
+struct kept {
+	long long kept_kb, secret_kb;
+};
+
+/* Anonymous memory of a private region that is not mergeable, and secret-like. */
+static int count_kept(const struct region *r, void *arg)
+{
+	struct kept *k = arg;
+
+	if (r->cls == REGION_SHARED || r->cls == REGION_SPECIAL || r->anon_kb <= 0 || r->vmflags < 0)
+		return 0;
+	if (region_is_secret(r))
+		k->secret_kb += r->anon_kb;
+	else if (!(r->vmflags & VMF_MG))
+		k->kept_kb += r->anon_kb;
+	return 0;
+}
+
+/* From smaps: what a merging process keeps out (-1 each when unreadable). */
+static void read_kept(int pid, struct kept *k)
+{
+	char path[64], buf[16384];
+
+	snprintf(path, sizeof path, "/proc/%d/smaps", pid);
+	k->kept_kb = k->secret_kb = 0;
+	if (maps_for_each(path, buf, sizeof buf, count_kept, k) < 0)
+		k->kept_kb = k->secret_kb = -1;
+}
+
 static void top_processes(long long page)
 {
 	DIR *d = opendir("/proc");
@@ -136,10 +167,18 @@ static void top_processes(long long page)
 	if (!n)
 		printf("  none%s\n", geteuid() ? " readable (other users' ksm_stat needs root)" : "");
 	else
-		printf("  %7s %-16s %12s %14s\n", "PID", "COMM", "MERGED KiB", "PROFIT KiB");
-	for (int i = 0; i < n && i < 10; i++)
-		printf("  %7d %-16s %12lld %14lld\n", t[i].pid, printable(t[i].comm), t[i].merging * page / 1024,
-		       t[i].profit / 1024);
+		printf("  %7s %-16s %12s %14s %16s %14s\n", "PID", "COMM", "MERGED KiB", "PROFIT KiB",
+		       "KEPT OUT KiB", "SECRET KiB");
+	for (int i = 0; i < n && i < 10; i++) {
+		struct kept k;
+		read_kept(t[i].pid, &k);
+		printf("  %7d %-16s %12lld %14lld %16lld %14lld\n", t[i].pid, printable(t[i].comm),
+		       t[i].merging * page / 1024, t[i].profit / 1024, k.kept_kb, k.secret_kb);
+	}
+	if (n)
+		printf("  (kept out: anonymous memory of private regions that is not mergeable, by the\n"
+		       "   program's own MADV_UNMERGEABLE or the library's lists; secret-like: wiped on fork,\n"
+		       "   or locked and kept out of core dumps; from smaps, -1 when unreadable)\n");
 	free(t);
 }
 
