@@ -56,9 +56,10 @@ void guard_after_process_merge(void);
  * for a program's start (about 100 us for a small program, 35 ms with
  * 10,000 mappings).  Secret-like memory found there is unmerged at once.
  * SMAPS_FD is open on /proc/self/smaps (opened by the thread's starter, so
- * that the thread itself opens nothing).
+ * that the thread itself opens nothing); the read ends early once *STOP is
+ * set (the program is ending).
  */
-void guard_import_smaps(int smaps_fd);
+void guard_import_smaps(int smaps_fd, const volatile int *stop);
 
 /* Bytes and ranges kept out now, for the report: by the program, as secret-like. */
 void guard_kept_out(unsigned long *prog_ranges, unsigned long long *prog_bytes,

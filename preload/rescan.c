@@ -48,7 +48,7 @@ static struct timespec due;           /* a deferred child thread starts from the
 /* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
-static int stopping;
+static volatile int stopping;
 
 /* The thread's /proc/self/maps, and which file it was when opened. */
 static int maps_fd = -1;
@@ -106,7 +106,7 @@ static void *rescan_main(void *unused)
 
 	(void)unused;
 	if (smaps_fd >= 0) {
-		guard_import_smaps(smaps_fd);
+		guard_import_smaps(smaps_fd, &stopping);
 		close(smaps_fd);
 		smaps_fd = -1;
 	}
