@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "eval/estimate.h"
-#include "host/knobstate.h"
+#include "host/election.h"
 #include "host/status.h"
 #include "options.h"
 #include "run/run.h"
@@ -33,9 +33,9 @@ int main(int argc, char **argv)
 		return estimate_main(&eo);
 	}
 	case ACT_STATUS:
-		return status_main();
+		return status_main(o.json);
 	case ACT_RESTORE:
-		return knobstate_restore_cmd();
+		return election_restore_cmd();
 	case ACT_RUN:
 	case ACT_PROFILE:
 		break;

@@ -192,8 +192,7 @@ static void add_knob(struct opts *o, const char *name, const char *value)
 
 	if (knob_validate(name, value, why, sizeof why))
 		die("%s", why);
-	if (!strcmp(name, "pages_to_scan") || !strcmp(name, "sleep_millisecs") ||
-	    !strncmp(name, "advisor_", 8))
+	if (knob_is_rate(name))
 		o->user_rate = true;
 	knob_put(&o->knobs, name, value);
 }

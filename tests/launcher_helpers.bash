@@ -99,6 +99,8 @@ FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 # Conditions for wait_until, read afresh at every poll.
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
+users_registered() { [ "$(grep -c '^user ' "$STATE_FILE" 2>/dev/null)" = "$1" ]; }
+knob_is() { [ "$(knob_value "$1")" = "$2" ]; }
 merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
 
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as
