@@ -39,10 +39,15 @@ requires() {
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
+		cmd:*) command -v "${what#cmd:}" >/dev/null || skip_or_fail "needs ${what#cmd:} (tests/install-deps)" ;;
+		ksmtuned) [ -x "$KSMTUNED" ] || skip_or_fail "needs $KSMTUNED (tests/install-deps unpacks it)" ;;
 		*) echo "requires: unknown $what" >&2; return 1 ;;
 		esac
 	done
 }
+
+# Debian's ksmtuned, unpacked (not installed) by tests/install-deps.
+KSMTUNED=${KSMENABLE_UNPACK_DIR:-/var/lib/ksmenable-tests}/ksmtuned/usr/sbin/ksmtuned
 
 # --- KSM knobs: every test file that touches them saves and restores all. ---
 

@@ -28,6 +28,17 @@ static const char *tuner_name(void)
 	return u ? u->name : "?";
 }
 
+static const char *when_text(long long since)
+{
+	static char buf[32];
+	time_t t = (time_t)since;
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, sizeof buf, "?");
+	return buf;
+}
+
 static void note_saved_sleep(struct membership *m)
 {
 	const char *v = knob_lookup(&st.saved, "sleep_millisecs");
@@ -55,7 +66,7 @@ static void split_want(const struct membership *m, const struct knob_set *want, 
 		    (int)st.tuner, tuner_name(), list);
 }
 
-int election_join(struct membership *m, const struct knob_set *want)
+int election_join(struct membership *m, const struct knob_set *want, int phase)
 {
 	struct knob_set mine;
 	pid_t self = getpid();
@@ -81,6 +92,14 @@ int election_join(struct membership *m, const struct knob_set *want)
 		r = -EUSERS;
 		goto out;
 	}
+	if (m->kind == USER_DAEMON)
+		for (int i = 0; i < st.nusers; i++)
+			if (st.users[i].kind == USER_DAEMON) {
+				msg("another ksm-run --daemon, pid %d, tunes this machine since %s: "
+				    "one daemon per machine", (int)st.users[i].pid, when_text(st.users[i].since));
+				r = -EEXIST;
+				goto out;
+			}
 	/* The first that wants to tune holds it; a daemon takes it from a command. */
 	m->tuning = m->wants_tuning &&
 		    (!st.tuner || (m->kind == USER_DAEMON && (!find_user(st.tuner) ||
@@ -88,7 +107,7 @@ int election_join(struct membership *m, const struct knob_set *want)
 	if (m->tuning) {
 		st.tuner = self;
 		st.tuner_start = process_start_time(self);
-		st.tuner_phase = 0;
+		st.tuner_phase = phase;
 	}
 	st.users[st.nusers++] = (struct state_user){
 		.pid = self, .start = process_start_time(self), .kind = m->kind,
@@ -130,8 +149,12 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 		return 0;
 	if ((fd = hoststate_lock()) < 0)
 		return fd;
-	if ((r = hoststate_load(&st, false)) < 0 || !st.exists)
+	if ((r = hoststate_load(&st, false)) < 0)
 		goto out;
+	if (!st.exists) {
+		r = -ENOENT;   /* removed under us (--restore refuses while we live): no news */
+		goto out;
+	}
 	prior = st.tuner_phase;
 	had_tuner = st.tuner != 0;
 	had_users = st.nusers;
@@ -165,9 +188,21 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 	note_saved_sleep(m);
 	if (dirty && (r = hoststate_store(&st)))
 		msg_errno(-r, "cannot write %s/state", STATE_DIR);
+	if (!r) {
+		m->locked = true;
+		m->lock_fd = fd;
+		return 0;
+	}
 out:
 	close(fd);
 	return r;
+}
+
+void election_unlock(struct membership *m)
+{
+	if (m->locked)
+		close(m->lock_fd);
+	m->locked = false;
 }
 
 int election_leave(struct membership *m)
@@ -187,6 +222,7 @@ int election_leave(struct membership *m)
 		/* The file stays if a knob could not be put back: --restore can retry. */
 		if (!r)
 			r = hoststate_remove();
+		m->restored = !r;
 	} else {
 		r = hoststate_store(&st);
 	}

@@ -27,6 +27,9 @@ struct membership {
 	char name[USER_NAME_MAX];
 	unsigned long gen_seen;
 	char saved_sleep[KNOB_VALUE_MAX];  /* sleep_millisecs from before the first instance */
+	bool locked;                  /* the state's lock is held, from a tick to its unlock */
+	bool restored;                /* it left last, and put the knobs back */
+	int lock_fd;
 };
 
 struct election_news {
@@ -43,12 +46,20 @@ struct election_news {
 /*
  * Registers this process (M says how) and writes WANT: every knob but the
  * rate knobs, and those only if this instance holds the tuning.  Returns
- * 0, or -errno after a message (then nothing was written).
+ * 0, or -errno after a message (then nothing was written): -EEXIST for a
+ * daemon when another daemon is registered, -EUSERS when the state is full.
+ * PHASE (an enum held_phase) is noted if it takes the tuning.
  */
-int election_join(struct membership *m, const struct knob_set *want);
+int election_join(struct membership *m, const struct knob_set *want, int phase);
 
-/* At least every second: who tunes, take over if the holder is gone, note our phase. */
+/*
+ * At least every second: who tunes, take over if the holder is gone, note
+ * our phase.  On success the lock stays held until election_unlock(), so
+ * that the holder writes its knobs before anyone can take the tuning from
+ * it (a daemon that joined in between would see them as someone else's).
+ */
 int election_tick(struct membership *m, int phase, struct election_news *news);
+void election_unlock(struct membership *m);
 
 /* Unregisters; the last instance restores the knobs.  0 or -errno. */
 int election_leave(struct membership *m);

@@ -40,6 +40,23 @@ static void say(struct host_tuner *h, const char *fmt, ...)
 		h->log(line);
 }
 
+/* What everyone should hear: the daemon's log, or a command's stderr. */
+static void notice(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
+
+static void notice(struct host_tuner *h, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (h->log)
+		h->log(line);
+	else
+		msg("%s", line);
+}
+
 /* The watched knobs as they are now become what is expected. */
 static void expect_now(struct host_tuner *h)
 {
@@ -91,12 +108,22 @@ void host_tuner_alone(struct host_tuner *h, const struct knob_set *all)
 	expect_now(h);
 }
 
+/* What the state says of this instance's tuning. */
+static int held_phase(const struct host_tuner *h)
+{
+	_Static_assert((int)TUNE_BOOST == HELD_BOOST && (int)TUNE_STEADY == HELD_STEADY, "phases");
+	if (h->yielded)
+		return HELD_YIELDED;
+	return h->user_rate ? HELD_USER_RATE : (int)h->policy.phase;
+}
+
 int host_tuner_join(struct host_tuner *h, const struct knob_set *all)
 {
 	int r;
 
-	if ((r = election_join(&h->m, all)))
+	if ((r = election_join(&h->m, all, held_phase(h))))
 		return r;
+	h->registered = true;
 	/* The steady sleep is the one from before the first instance. */
 	snprintf(h->policy.sleep_before, sizeof h->policy.sleep_before, "%s", h->m.saved_sleep);
 	if (!h->m.tuning)
@@ -145,12 +172,12 @@ static void check_others(struct host_tuner *h)
 		}
 		if (!h->manager[0])
 			other_manager(h->manager, sizeof h->manager);
-		msg("%s was changed by someone else: %s -> %s%s%s; %s", watched[i], was, v,
-		    h->manager[0] ? ", and " : "", h->manager[0] ? h->manager : "", 
-		    h->take_over ? "--take-over: this instance keeps writing its values" :
-		    "this instance does not fight it: it writes no knob from now on");
-		say(h, "%s changed by someone else: %s -> %s%s%s", watched[i], was, v, h->manager[0] ? "; " : "",
-		    h->manager);
+		notice(h, "%s was changed by someone else: %s -> %s%s%s; %s", watched[i], was, v,
+		       h->manager[0] ? "; running: " : "", h->manager,
+		       h->take_over ? "--take-over: this instance keeps writing its values" :
+		       "this instance does not fight it: it writes no knob from now on");
+		if (h->take_over && !knob_write(watched[i], was))
+			continue;       /* ours again, as expected */
 		knob_put(&h->expected, watched[i], v);
 		if (!h->take_over)
 			h->yielded = true;
@@ -179,47 +206,51 @@ static void measure(struct host_tuner *h, const struct election_news *news, cons
 	}
 }
 
-/* What the state says of this instance's tuning. */
-static int held_phase(const struct host_tuner *h)
+/* The tick's work, under the state's lock. */
+static void tick_locked(struct host_tuner *h, const struct election_news *news, const struct sys_sample *first,
+			const struct sys_sample *now)
 {
-	_Static_assert((int)TUNE_BOOST == HELD_BOOST && (int)TUNE_STEADY == HELD_STEADY, "phases");
-	if (h->yielded)
-		return HELD_YIELDED;
-	return h->user_rate ? HELD_USER_RATE : (int)h->policy.phase;
-}
-
-void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const struct sys_sample *now)
-{
-	struct election_news news;
 	struct knob_set out;
 	struct tune_input in;
 
-	memset(&news, 0, sizeof news);
-	if (h->alone) {
-		news.roots[0] = getpid();
-		news.users = 1;
-	} else if (!h->m.joined || election_tick(&h->m, held_phase(h), &news)) {
-		return;
-	}
-	if (news.lost_tuning) {
+	h->tuner_pid = news->tuner;
+	h->tuner_daemon = news->daemon;
+	if (news->lost_tuning) {
 		h->policy.phase = TUNE_OFF;
-		say(h, "the tuning passed to a daemon, pid %d", (int)news.tuner);
+		say(h, "the tuning passed to a daemon, pid %d", (int)news->tuner);
 		expect_now(h);
 	}
-	if (news.became_tuner)
-		take_over(h, &news, now);
+	if (news->became_tuner)
+		take_over(h, news, now);
 	check_others(h);
 	if (!h->m.tuning || h->yielded || h->user_rate || h->policy.phase == TUNE_OFF)
 		return;
-	measure(h, &news, now);
+	measure(h, news, now);
 	in = (struct tune_input){ .first = first, .now = now, .candidate_pages = h->candidate,
-				  .new_work = news.new_work, .pressure = h->pressure, .ksmd_cpu_pct = h->cpu_pct };
+				  .new_work = news->new_work, .pressure = h->pressure, .ksmd_cpu_pct = h->cpu_pct };
 	tune_tick(&h->policy, &in, &out);
 	write_knobs(h, &out);
 	if (h->policy.last_decision[0])
 		say(h, "%s (candidate memory %lld MiB%s)", h->policy.last_decision,
 		    h->candidate < 0 ? -1 : h->candidate * sysconf(_SC_PAGESIZE) >> 20,
-		    news.daemon ? ", whole machine" : "");
+		    news->daemon ? ", whole machine" : "");
+}
+
+void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const struct sys_sample *now)
+{
+	struct election_news news;
+
+	memset(&news, 0, sizeof news);
+	if (h->alone) {
+		news.roots[0] = getpid();
+		news.users = 1;
+		tick_locked(h, &news, first, now);
+		return;
+	}
+	if (!h->m.joined || election_tick(&h->m, held_phase(h), &news))
+		return;
+	tick_locked(h, &news, first, now);
+	election_unlock(&h->m);
 }
 
 int host_tuner_leave(struct host_tuner *h)
@@ -239,7 +270,10 @@ const char *host_tuner_summary(const struct host_tuner *h, char *buf, size_t len
 		n = (size_t)snprintf(buf, len, "%s", h->policy.handover);
 	else if (h->policy.phase == TUNE_BOOST)
 		n = (size_t)snprintf(buf, len, "boost 5000/10ms (the command ended before the hand-over)");
-	else if (h->m.joined)
+	else if (h->registered && h->tuner_pid)
+		n = (size_t)snprintf(buf, len, "by the machine's tuner, %s pid %d", h->tuner_daemon ? "ksm-run --daemon," :
+				     "another ksm-run,", (int)h->tuner_pid);
+	else if (h->registered)
 		n = (size_t)snprintf(buf, len, "by the machine's tuner, another ksm-run");
 	else
 		n = (size_t)snprintf(buf, len, "none (the knobs could not be written)");

@@ -47,6 +47,9 @@ struct host_tuner {
 	pid_t ksmd;
 	void (*log)(const char *line);  /* the daemon's decisions; NULL: none */
 	bool alone;                     /* --keep-knobs: no election */
+	bool registered;                /* joined the machine's tuning (and may have left since) */
+	pid_t tuner_pid;                /* who tuned at the last tick; 0 nobody */
+	bool tuner_daemon;              /* a daemon is registered: it is the tuner */
 };
 
 /*

@@ -275,7 +275,8 @@ static void status_json(void)
 		printf("%s\"%s\":%lld", k++ ? "," : "", counters[i], v);
 	}
 	r = hoststate_peek(&st, why, sizeof why);
-	printf("},\"state\":\"%s\",\"tuner\":", r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
+	printf("},\"tuning\":{\"state\":\"%s\",\"tuner\":",
+	       r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
 	if (r == 0 && st.tuner)
 		printf("{\"pid\":%d,\"phase\":\"%s\"}", (int)st.tuner, held_phase_key(st.tuner_phase));
 	else
@@ -305,7 +306,7 @@ static void status_json(void)
 	}
 	printf(",\"other_manager\":");
 	json_str(stdout, other_manager(mgr, sizeof mgr));
-	printf(",\"processes\":[");
+	printf("},\"processes\":[");
 	n = merging_processes(&t);
 	for (int i = 0; i < n && i < 10; i++) {
 		struct kept k;

@@ -133,6 +133,7 @@ static void set_knobs(struct run *r)
 	tune_defaults(&r->host.cfg);
 	r->host.user_rate = o->user_rate;
 	r->host.no_tune = o->no_tune;
+	r->host.take_over = o->take_over;
 	snprintf(r->host.m.name, sizeof r->host.m.name, "%.31s", plain_name_of(r->cmd[0]));
 	host_tuner_plan(&r->host, &o->knobs, now_s(), &all);
 	for (int i = 0; i < all.n; i++)
