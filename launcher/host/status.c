@@ -131,7 +131,10 @@ static void top_processes(long long page)
 		n++;
 	}
 	closedir(d);
-	qsort(t, (size_t)n, sizeof *t, cmp_top);
+	/* With no process listed t is NULL, and qsort(NULL, 0, ...) is undefined
+	 * (its pointer must be valid even for no elements; UBSan's nonnull check). */
+	if (n)
+		qsort(t, (size_t)n, sizeof *t, cmp_top);
 	printf("\nprocesses with the most merged pages:\n");
 	if (!n)
 		printf("  none%s\n", geteuid() ? " readable (other users' ksm_stat needs root)" : "");
