@@ -25,6 +25,12 @@ if [ -n "${KSMENABLE_SANITIZER_LOG:-}" ]; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:log_path=$_t" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:log_path=$_t"
 	unset _t
 fi
+# Under ASan, LeakSanitizer checks a process at its exit from a tracer task
+# that shares the process's memory, and ksm-run's tree counts it, with the
+# same merged pages, while it lives: a test that counts a command's
+# processes runs it with NO_LSAN in its environment (ksm-run's own leaks are
+# checked in the other tests).  Empty outside the sanitized run.
+NO_LSAN=${SANITIZER_RUNTIME:+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0}
 # ASan's malloc never grows the brk heap: there dupmem's heap= moves the
 # break itself, so that the tests of the [heap] still have one.
 [ -z "$SANITIZER_RUNTIME" ] || export DUPMEM_HEAP=brk
