@@ -75,8 +75,10 @@ int preload_find(const char *override, char *out, size_t len)
 /*
  * A sanitized ksm-run (make check-asan) finds a sanitized library, which
  * works only behind its sanitizer runtime: ASan must be first in the
- * command's initial library list.  The Makefile defines the runtime's path
- * for that build alone; a normal build prepends the library by itself.
+ * command's initial library list, so the runtime goes in front of whatever
+ * library is preloaded (also one named by --preload).  The Makefile defines
+ * the runtime's path for that build alone; a normal build prepends the
+ * library by itself.
  */
 #ifdef KSMENABLE_SANITIZER_RUNTIME
 #define RUNTIME_FIRST KSMENABLE_SANITIZER_RUNTIME ":"
