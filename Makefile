@@ -3,6 +3,7 @@
 #   make                      build with $(CC) into build/$(CC)/
 #   make demo                 build, then run a shipped workload under ksm-run (root)
 #   make check                install what the suite needs (apt-get, as root), build, run it
+#   make check-asan           the same suite against an ASan+UBSan build in build/asan/
 #   make CC=musl-gcc          the same library against musl, into build/musl-gcc/
 #   make bench                the benchmarks (not part of check)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage ; make uninstall
@@ -192,6 +193,55 @@ check: deps
 		| tee $(O)/check.tap
 	@echo "check: $$(grep -c '^ok' $(O)/check.tap) passed, $$(grep -c '^not ok' $(O)/check.tap) failed"
 	@exit $$(cat $(O)/check.status)
+
+# --- make check-asan: the whole suite against a sanitized build. ----------
+#
+# build/asan holds the library, ksm-run and the unit tests built with
+# AddressSanitizer and UndefinedBehaviorSanitizer, every UB report fatal.
+# clang, because its one runtime (libclang_rt.asan, -shared-libasan) holds
+# ASan, LSan and UBSan: one library to preload, and UBSan's reports honour
+# log_path like ASan's (gcc's separate libubsan writes them to stderr
+# whatever log_path says).  The directory is the build: any make run with
+# O=build/asan (a test's own make install) builds the same way.
+#
+# The test programs stay uninstrumented: they play the unmodified programs
+# the library is preloaded into (and those the seccomp fault injector
+# filters).  Only linked_*, which link the library, are built with the
+# sanitizers, so that their own DT_NEEDED loads the runtime first.  The
+# runtime must come first in a process's initial library list: the tests
+# preload "RUNTIME:LIBRARY" (tests/helpers.bash), and this ksm-run does the
+# same for its commands (the runtime's path is compiled in, see
+# launcher/run/preload.c).  tests/check-asan runs the unit tests and the
+# suite, says which sanitizer settings and why, and fails on any report.
+ASAN_O    := build/asan
+ASAN_CC   := clang
+SANITIZE  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -shared-libasan
+.PHONY: check-asan
+
+ifeq ($(O),$(ASAN_O))
+CC        := $(ASAN_CC)
+CFLAGS    += $(SANITIZE)
+SANITIZER_RUNTIME := $(shell tests/helpers/sanitizer-runtime $(ASAN_CC))
+ifeq ($(SANITIZER_RUNTIME),)
+$(error no AddressSanitizer runtime for $(ASAN_CC): see above)
+endif
+# clang's runtime is not in the loader's path: programs find it by run path.
+SANITIZE_LD := -Wl,-rpath,$(dir $(SANITIZER_RUNTIME))
+LDFLAGS   += $(SANITIZE_LD)
+$(O)/launcher/run/preload.o: CPPFLAGS += -DKSMENABLE_SANITIZER_RUNTIME='"$(SANITIZER_RUNTIME)"'
+$(O)/tests/linked_%: CPPFLAGS += $(SANITIZE) $(SANITIZE_LD)
+# Everything sanitized is rebuilt when the compiler, flags or runtime change.
+$(O)/gen/sanitizer.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CFLAGS) $(SANITIZER_RUNTIME)' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(CORE_OBJS) $(LIB_OBJS) $(RUN_OBJS) $(UNITS) $(filter $(O)/tests/linked_%,$(PROGS)): $(O)/gen/sanitizer.stamp
+endif
+
+check-asan: deps
+	@$(MAKE) --no-print-directory O=$(ASAN_O) all progs $(UNIT_SRCS:tests/unit/%.c=$(ASAN_O)/unit/%) $(FAULT) lint-man
+	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
+	@SANITIZE='$(SANITIZE)' tests/check-asan $(ASAN_O) $(ASAN_CC)
 
 # Benchmark programs, built only for make bench: one per tests/bench/*.c,
 # and one per folder tests/bench/NAME/ of several files.  empty.so is a

@@ -168,7 +168,10 @@ static int merging_processes(struct top **out)
 		n++;
 	}
 	closedir(d);
-	qsort(t, (size_t)n, sizeof *t, cmp_top);
+	/* With no process listed t is NULL, and qsort(NULL, 0, ...) is undefined
+	 * (its pointer must be valid even for no elements; UBSan's nonnull check). */
+	if (n)
+		qsort(t, (size_t)n, sizeof *t, cmp_top);
 	*out = t;
 	return n;
 }

@@ -11,7 +11,11 @@
  *
  *   mmap=MIB        anonymous private mmap
  *   mmapk=KIB       the same, sized in KiB
- *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc)
+ *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc);
+ *                   with DUPMEM_HEAP=brk in the environment, the break is
+ *                   moved directly and filled instead: a sanitizer's malloc
+ *                   (make check-asan) never uses the break, so there the
+ *                   heap is grown this way to stay the [heap]
  *   sbrk=MIB        move the program break directly
  *   file=PATH:MIB   private mapping of PATH, written (copy-on-write pages)
  *   shared=MIB      anonymous shared mmap (never KSM-compatible)
@@ -222,6 +226,13 @@ static void *reserve(size_t gib, size_t mib_present)
 	return p;
 }
 
+static int heap_by_brk(void)
+{
+	const char *h = getenv("DUPMEM_HEAP");
+
+	return h && !strcmp(h, "brk");
+}
+
 static int run(int argc, char **argv, int i);
 
 /* Keeps KIB of filled stack alive while the remaining actions run. */
@@ -294,6 +305,11 @@ static int run(int argc, char **argv, int i)
 		} else if (!strcmp(a, "verify")) {
 			if (verify())
 				return 3;
+		} else if (!strncmp(a, "heap=", 5) && heap_by_brk()) {
+			len = mib(v);
+			char *p = grow_break(len);
+			fill(p, len);
+			region("heap", p + len - page);
 		} else if (!strncmp(a, "heap=", 5)) {
 			char *chunk = NULL;
 			len = mib(v);
