@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
+static volatile pid_t thread_tid;     /* its kernel id, set by the thread itself */
 static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
@@ -105,6 +107,7 @@ static void *rescan_main(void *unused)
 	struct timespec deadline;
 
 	(void)unused;
+	thread_tid = (pid_t)syscall(SYS_gettid);
 	if (smaps_fd >= 0) {
 		guard_import_smaps(smaps_fd, &stopping);
 		close(smaps_fd);
@@ -178,6 +181,28 @@ static void start_locked(void)
 	owner = getpid();
 }
 
+/*
+ * pthread_join returns when the thread's stack may be reused, which the
+ * kernel signals before it takes the thread out of the thread group; until
+ * then unshare(CLONE_NEWUSER) and setns into a user namespace still see a
+ * second thread and fail with EINVAL (about 1 call in 100, measured).  The
+ * thread's id stops naming a task at the moment it leaves the group, so
+ * tgkill with signal 0 tells when it has.  Bounded: an id reused at once by
+ * a new thread of the program must not hang it.
+ */
+static void wait_gone(pid_t tid)
+{
+	const struct timespec tick = { 0, 50000 };
+	int saved_errno = errno, i;
+
+	for (i = 0; tid > 0 && i < 20000; i++) {
+		if (syscall(SYS_tgkill, getpid(), tid, 0) != 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	errno = saved_errno;
+}
+
 /* With CONTROL held. */
 static void stop_locked(void)
 {
@@ -188,6 +213,7 @@ static void stop_locked(void)
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&lock);
 	pthread_join(thread, NULL);
+	wait_gone(thread_tid);
 	running = 0;
 }
 

@@ -7,6 +7,8 @@
  *   hostile vfork       a vfork child calls exit(); the parent's rescan goes on (prints its pid and
  *                       then maps "region later ADDR PID" and waits for a line)
  *   hostile setns       4 threads enter their own network namespace with setns(fd, 0), 50 times each
+ *   hostile unshare N   N forked children each enter a new user namespace at once (the rescan
+ *                       thread has just started in each)
  *   hostile seccomp     a filter applied to all threads kills on open/openat; rescans go on
  *   hostile tls         a program with 120 KiB of static TLS, while the rescan runs
  *   hostile stderr FILE closes stderr; a data file gets descriptor 2
@@ -134,6 +136,23 @@ static int concurrent_setns(void)
 		bad |= r != NULL;
 	}
 	return bad;
+}
+
+/* A child that enters a user namespace first thing, as unshare(1) and container runtimes do. */
+static int unshare_children(int n)
+{
+	int failed = 0;
+
+	for (int i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0)
+			_exit(unshare(CLONE_NEWUSER) ? 1 : 0);
+		failed += wait_child(pid) != 0;
+	}
+	if (failed)
+		fprintf(stderr, "hostile: unshare(CLONE_NEWUSER) failed in %d of %d children\n", failed, n);
+	return failed != 0;
 }
 
 /* Like a program that sandboxes itself once started: no more open(). */
@@ -303,6 +322,8 @@ int main(int argc, char **argv)
 		return vfork_exit();
 	if (!strcmp(c, "setns"))
 		return concurrent_setns();
+	if (!strcmp(c, "unshare") && argc > 2)
+		return unshare_children(atoi(argv[2]));
 	if (!strcmp(c, "seccomp"))
 		return sandboxed();
 	if (!strcmp(c, "tls"))
@@ -311,6 +332,6 @@ int main(int argc, char **argv)
 		return reused_stderr(argv[2]);
 	if (!strcmp(c, "stress") && argc > 2)
 		return stress(atoi(argv[2]));
-	fprintf(stderr, "usage: hostile raw-clone|_Fork|vfork|setns|seccomp|tls|stderr FILE|stress SECONDS\n");
+	fprintf(stderr, "usage: hostile raw-clone|_Fork|vfork|setns|unshare N|seccomp|tls|stderr FILE|stress SECONDS\n");
 	return 99;
 }
