@@ -22,6 +22,7 @@ enum {
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
+	O_REPORT_ALL,
 };
 
 /* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
@@ -51,6 +52,7 @@ static const struct option base_opts[] = {
 	{ "strict", no_argument, NULL, O_STRICT },
 	{ "report-file", required_argument, NULL, O_REPORT_FILE },
 	{ "json", no_argument, NULL, O_JSON },
+	{ "report-all", no_argument, NULL, O_REPORT_ALL },
 	{ "interval", required_argument, NULL, O_INTERVAL },
 	{ "status", no_argument, NULL, O_STATUS },
 	{ "restore", no_argument, NULL, O_RESTORE },
@@ -104,6 +106,7 @@ static void usage(FILE *f)
 "  --restore       put back knobs left by a ksm-run that was killed\n"
 "Report (on stderr when the command ends):\n"
 "  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
+"  --report-all    list every process of the tree, also those that never merged\n"
 "  --status        KSM state, kernel support, top merging processes\n"
 "The machine's tuner (one per machine; ksm-run instances under it do not tune):\n"
 "  --daemon        run no command: tune ksmd for the whole machine until\n"
@@ -287,6 +290,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_STRICT: o->strict = true; break;
 	case O_REPORT_FILE: o->report_file = arg; break;
 	case O_JSON: o->json = true; break;
+	case O_REPORT_ALL: o->report_all = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
 	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); o->estimate = arg; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
@@ -361,8 +365,8 @@ static void check_daemon(const struct opts *o, char **cmd)
 	for (size_t i = 0; i < sizeof command_only / sizeof command_only[0]; i++)
 		if (*(const char *const *)((const char *)o + command_only[i].off))
 			die("%s is for a command's run, not --daemon", command_only[i].name);
-	if (o->no_inherit || o->no_preload || o->json || o->quiet)
-		die("--no-inherit, --no-preload, --json and --quiet are for a command's run, not --daemon");
+	if (o->no_inherit || o->no_preload || o->json || o->quiet || o->report_all)
+		die("--no-inherit, --no-preload, --json, --quiet and --report-all are for a command's run, not --daemon");
 	if (o->no_tune || o->keep)
 		die("--daemon tunes and restores the knobs at its end: it cannot take --no-tune or --keep-knobs");
 	if (o->user_rate)

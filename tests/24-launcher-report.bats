@@ -130,3 +130,65 @@ within() {
 	[ "$(json_of "$REPORT" .exit.status)" = 137 ]
 	[ "$(json_of "$REPORT" .exit.code)" = null ]
 }
+
+counters_clean() { [ "$(sysfs pages_sharing)" = 0 ] && [ "$(sysfs pages_shared)" = 0 ]; }
+rmap_items() { awk '$1 == "ksm_rmap_items" { print $2 }' "/proc/$1/ksm_stat"; }
+ksm_merging() { awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat"; }
+both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' "$WL_OUT"; }
+
+@test "the saved figure counts KSM pages once, by frame: a tree that alone merges saved what pages_sharing says" {
+	local bg main page expected
+	page=$(getconf PAGESIZE)
+	# Nothing else merged on the machine: everything unmerged first.
+	echo 2 >$KSM/run
+	wait_until 30 counters_clean
+	echo 0 >$KSM/run
+	# Two processes with the same 16 MiB; the first outlives the command.
+	start_workload $NO_LSAN -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
+		sh -c "\"$PROGS/dupmem\" mmap=16 sleep=60000 & exec \"$PROGS/dupmem\" mmap=16 wait"
+	wait_until 10 both_regions
+	main=$(awk '$1 == "READY" { print $2 }' "$WL_OUT")
+	bg=$(awk -v p="$main" '$1 == "region" && $4 != p { print $4 }' "$WL_OUT")
+	[ -n "$bg" ] && [ -n "$main" ] && [ "$bg" != "$main" ]
+	wait_until 30 merging_at_least "$bg" 4096
+	wait_until 30 merging_at_least "$main" 4096
+	# A frame pass runs 10 s after the last, when the merged pages changed.
+	sleep 11
+	echo 0 >$KSM/run
+	# All 8192 pages hold one content: KSM keeps one page per max_page_sharing
+	# mappings, and the kernel counts 64 bytes per rmap item against them.
+	local m r sharing
+	m=$(($(ksm_merging "$bg") + $(ksm_merging "$main")))
+	r=$(($(rmap_items "$bg") + $(rmap_items "$main")))
+	sharing=$((m - (m + $(sysfs max_page_sharing) - 1) / $(sysfs max_page_sharing)))
+	expected=$((sharing * page - r * 64))
+	stop_workload
+	[ "$(json_of "$REPORT" .saved.rule)" = frames ]
+	echo "saved: $(json_of "$REPORT" .saved) expected $expected (merging $m, rmap items $r)"
+	within "$(json_of "$REPORT" .saved.last_bytes)" "$expected" 1
+	[ "$(json_of "$REPORT" '.saved.bytes >= .saved.last_bytes')" = true ]
+	# The sum of the processes' profits counts the copy KSM keeps too.
+	[ "$(json_of "$REPORT" '.tree.peak_ksm_process_profit > .saved.bytes')" = true ]
+	[ "$(json_of "$REPORT" '.saved.candidate_bytes >= 32 * 1048576')" = true ]
+	# The process still running is named, in the report and on stderr.
+	[ "$(json_of "$REPORT" '.survivors | join(",")')" = "$bg" ]
+	grep -q "1 process of the command's tree is still running after it ended" "$(wl_err)"
+	kill "$bg"
+}
+
+@test "text report: the saved line first, rows that merged next to nothing folded (--report-all lists them), survivors named" {
+	# (the survivor's output away from bats's pipe, which run reads to its end)
+	local script="true; sleep 31.25 >/dev/null 2>&1 & \"$PROGS/dupmem\" mmap=8 sleep=1500"
+	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c "$script"
+	[[ $stderr == *"enabled:  "*"saved:    "*"system-wide"* ]]
+	[[ $stderr == *"that merged under 64 KiB not listed: --report-all lists them"* ]]
+	echo "$stderr" | grep -Eq '^ +[0-9]+ +[0-9]+ dupmem '
+	run ! grep -Eq '^ +[0-9]+ +[0-9]+ sh ' <<<"$stderr"
+	[[ $stderr == *"PPID: the parent when it merged; LIBRARY: the library's mode"* ]]
+	[[ $stderr == *"WARNING: 1 process of the command's tree still running"*"(sleep)"* ]]
+	kill $(pgrep -fx 'sleep 31.25')
+	run -0 --separate-stderr "$KSM_RUN" --report-all --interval=0.2 "${FAST_OPTS[@]}" -- sh -c 'true; sleep 0.5'
+	echo "$stderr" | grep -Eq '^ +[0-9]+ +[0-9]+ sh '
+	[[ $stderr == *"no process of the tree merged 64 KiB or more"* ]]
+	[[ $stderr != *"still running"* ]]
+}

@@ -141,7 +141,7 @@ with open(sys.argv[1], "a") as f:
 }
 
 @test "names from outside are escaped in the text report: no terminal sequence reaches root's terminal" {
-	run -0 --separate-stderr "$KSM_RUN" -- sh -c 'printf "\033[31mred\033]0;x\a" >/proc/self/comm; sleep 1.2'
+	run -0 --separate-stderr "$KSM_RUN" --report-all -- sh -c 'printf "\033[31mred\033]0;x\a" >/proc/self/comm; sleep 1.2'
 	[[ $stderr != *$'\033'* ]]
 	[[ $stderr != *$'\a'* ]]
 	[[ $stderr == *'\x1b[31mred\x1b]0;x\x07'* ]]

@@ -44,7 +44,11 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 	[[ "$stderr" == *"KSM_ENABLE_ALLOW='heap'"* ]]
 	[[ "$stderr" == *"ksm-run --allow='heap' -- COMMAND"* ]]
 	# anon: 16 MiB scanned, next to nothing merged (see ANON_NOISE_KB)
-	grep -Eq '^  anon +1 +16\.[0-9] MiB +([0-9]+ B|[0-9.]+ KiB) +0\.[0-9]%$' <<<"$stderr"
+	# (the class last and whole; anon listed below instead when it merged nothing at all)
+	grep -Eq '^ +1 +16\.[0-9] MiB +([0-9]+ B|[0-9.]+ KiB) +0\.[0-9]%  anon$' <<<"$stderr" ||
+		grep -A9 "Scanned but never merged" <<<"$stderr" | grep -Eq '^  anon +16\.[0-9] MiB'
+	# The class is the last column, whole (a cut path hid which file it was).
+	grep -Eq '^  PROCS +CANDIDATE +MERGED +RATIO  CLASS$' <<<"$stderr"
 	grep -A3 "Scanned but never merged" <<<"$stderr" | grep -q "libc.so.6"
 }
 

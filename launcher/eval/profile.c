@@ -162,21 +162,28 @@ void profile_finish(struct profile *p)
 
 void profile_print(FILE *f, const struct profile *p)
 {
-	size_t i, never = 0;
+	size_t i, never = 0, shown = 0, folded = 0;
 
 	fprintf(f, "\nProfile by region class (peaks over %u samples):\n", p->samples);
-	fprintf(f, "  %-44s %5s %12s %12s %7s\n", "CLASS", "PROCS", "CANDIDATE", "MERGED", "RATIO");
-	for (i = 0; i < p->n && i < 40; i++) {
+	/* The class last and whole: two modules of one package differ only in the middle. */
+	fprintf(f, "  %5s %12s %12s %7s  %s\n", "PROCS", "CANDIDATE", "MERGED", "RATIO", "CLASS");
+	for (i = 0; i < p->n; i++) {
 		const struct profile_class *c = &p->c[i];
-		const char *name = c->name;
-		if (strlen(name) > 44)
-			name += strlen(name) - 44;
-		fprintf(f, "  %-44s %5u %12s %12s %6.1f%%\n", printable(name), c->procs,
-			human_bytes(c->cand_kb * 1024, false), human_bytes(c->merged_kb * 1024, false),
-			c->cand_kb ? 100.0 * c->merged_kb / c->cand_kb : 0.0);
+		/* Classes that never merged are listed below, whole. */
+		if (!c->merged_kb) {
+			folded += c->cand_kb != 0;
+			continue;
+		}
+		if (shown++ >= 40)
+			continue;
+		fprintf(f, "  %5u %12s %12s %6.1f%%  %s\n", c->procs, human_bytes(c->cand_kb * 1024, false),
+			human_bytes(c->merged_kb * 1024, false), c->cand_kb ? 100.0 * c->merged_kb / c->cand_kb : 0.0,
+			printable(c->name));
 	}
-	if (p->n > 40)
-		fprintf(f, "  (%zu more classes; --json lists all)\n", p->n - 40);
+	if (shown > 40)
+		fprintf(f, "  (%zu more classes; --json lists all)\n", shown - 40);
+	if (folded)
+		fprintf(f, "  (%zu class%s that never merged: below)\n", folded, folded == 1 ? "" : "es");
 	if (p->incomplete)
 		fprintf(f, "  (incomplete: ksm-run ran out of memory and left classes out)\n");
 	if (!p->nrecommended) {

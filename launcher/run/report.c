@@ -52,6 +52,9 @@ struct figures {
 	long long kept_user, kept_program, kept_secret;   /* summed over exit lines */
 	int kept_reporting;                               /* processes whose line said */
 	bool left_over;                                   /* the first counters were stale */
+	long long saved, candidate;                       /* bytes; saved LLONG_MIN: not counted */
+	int listed, survivors;                            /* rows shown; processes still alive */
+	int merged;                                       /* processes that merged 64 KiB or more */
 };
 
 static long long delta(const struct sampler *s, const char *name)
@@ -59,6 +62,30 @@ static long long delta(const struct sampler *s, const char *name)
 	long long a = sys_value(&s->first, name), b = sys_value(&s->last, name);
 
 	return a == LLONG_MIN || b == LLONG_MIN ? LLONG_MIN : b - a;
+}
+
+/*
+ * The table folds the processes that merged next to nothing (most helpers
+ * of a shell script): under the process-wide flag every glibc program
+ * merges a couple of pages of its own data that are alike everywhere.
+ */
+#define FOLD_BELOW_BYTES (64 * 1024)
+
+static bool listed(const struct report_opts *o, const struct proc_info *p, long long page)
+{
+	return o->all_processes || p->peak_merging * page >= FOLD_BELOW_BYTES;
+}
+
+/* A process of the tree that was alive at the last sample and is still there. */
+static bool survived(const struct child *c, const struct proc_info *p)
+{
+	return p->pid != c->pid && p->alive && kill(p->pid, 0) == 0;
+}
+
+/* The parent a process had when it merged: after a reparenting it is ksm-run. */
+static pid_t shown_ppid(const struct proc_info *p)
+{
+	return p->merge_ppid ? p->merge_ppid : p->ppid;
 }
 
 static void compute(struct figures *fg, const struct report_opts *o, const struct sampler *s,
@@ -83,6 +110,16 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 		}
 	}
 	fg->left_over = o->left_over;
+	fg->saved = s->saved_peak;
+	fg->candidate = s->candidate_peak * fg->page;
+	for (int i = 0; i < s->nprocs; i++) {
+		if (listed(o, &s->procs[i], fg->page))
+			fg->listed++;
+		if (s->procs[i].peak_merging * fg->page >= FOLD_BELOW_BYTES)
+			fg->merged++;
+		if (survived(c, &s->procs[i]))
+			fg->survivors++;
+	}
 	fg->ksmd_cpu = s->first.ksmd_cpu >= 0 && s->last.ksmd_cpu >= 0 ? s->last.ksmd_cpu - s->first.ksmd_cpu : -1;
 	fg->ksmd_pct = fg->ksmd_cpu >= 0 && s->last.t > s->first.t ?
 		100.0 * fg->ksmd_cpu / (s->last.t - s->first.t) : -1;
@@ -150,10 +187,23 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 		fprintf(f, "\"cpu_s\":%.2f,\"cpu_percent\":%.1f}", fg->ksmd_cpu, fg->ksmd_pct);
 	else
 		fputs("\"cpu_s\":null,\"cpu_percent\":null}", f);
-	fputs(",\"processes\":[", f);
+	fputs(",\"saved\":{\"rule\":", f);
+	json_str(f, fg->saved != LLONG_MIN ? "frames" : "none");
+	fputs(",\"bytes\":", f);
+	json_ll(f, fg->saved);
+	fputs(",\"last_bytes\":", f);
+	json_ll(f, s->saved_last);
+	fprintf(f, ",\"candidate_bytes\":%lld,\"frames_error\":", fg->candidate);
+	json_str(f, s->frames_error ? strerror(-s->frames_error) : NULL);
+	fputs("},\"survivors\":[", f);
+	for (int i = 0, k = 0; i < s->nprocs; i++)
+		if (survived(c, &s->procs[i]))
+			fprintf(f, "%s%d", k++ ? "," : "", (int)s->procs[i].pid);
+	fputs("],\"processes\":[", f);
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct proc_info *p = &s->procs[i];
-		fprintf(f, "%s{\"pid\":%d,\"ppid\":%d,\"comm\":", i ? "," : "", (int)p->pid, (int)p->ppid);
+		fprintf(f, "%s{\"pid\":%d,\"ppid\":%d,\"ppid_when_merging\":%d,\"comm\":", i ? "," : "",
+			(int)p->pid, (int)p->ppid, (int)shown_ppid(p));
 		json_str(f, p->comm);
 		fprintf(f, ",\"library\":%s,\"mode\":", p->from_lib || p->lib_mapped ? "true" : "false");
 		json_str(f, p->from_lib && p->mode[0] ? p->mode : NULL);
@@ -196,6 +246,73 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	fputs("}\n", f);
 }
 
+/* The lead line: what the command saved, by page frame, and the rule. */
+static void write_saved(FILE *f, const struct sampler *s, const struct figures *fg)
+{
+	if (fg->saved == LLONG_MIN) {
+		fprintf(f, "  saved:    not counted by page frame (%s); the sum of the processes' "
+			"ksm_process_profit below counts the copy KSM keeps too, and overstates\n",
+			s->frames_error ? strerror(-s->frames_error) : "no page was merged");
+		return;
+	}
+	fprintf(f, "  saved:    %s", human_bytes(fg->saved, false));
+	if (fg->candidate > 0)
+		fprintf(f, " (%.1f%% of the command's candidate memory, %s)", 100.0 * fg->saved / fg->candidate,
+			human_bytes(fg->candidate, false));
+	fputs(" at the peak: the pages its processes\n"
+	      "            map from KSM pages, less the distinct KSM pages among them (by page frame),\n"
+	      "            less KSM's metadata for them\n", f);
+}
+
+/* The command's processes: those that merged (all with --report-all). */
+static void write_tree(FILE *f, const struct report_opts *o, const struct sampler *s, const struct figures *fg)
+{
+	fprintf(f, "  this command's process tree (what this command earned):\n");
+	if (!s->nprocs) {
+		fputs("    no process of the command was sampled (it ended before the first sample)\n", f);
+		return;
+	}
+	if (fg->listed)
+		fprintf(f, "    %7s %7s %-16s %-8s %12s %12s %12s\n", "PID", "PPID", "COMM", "LIBRARY", "PEAK MERGED",
+			"PEAK PROFIT", "LAST PROFIT");
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct proc_info *p = &s->procs[i];
+		if (!listed(o, p, fg->page))
+			continue;
+		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)shown_ppid(p), printable(p->comm),
+			p->from_lib ? (p->mode[0] ? printable(p->mode) : "yes") : p->lib_mapped ? "yes" : "no",
+			human_bytes(p->peak_merging * fg->page, false), human_bytes(p->peak_profit, false), human_bytes(p->profit, false));
+	}
+	if (fg->nprocs > fg->listed)
+		fprintf(f, "    (%d process%s that merged under 64 KiB not listed: --report-all lists them)\n",
+			fg->nprocs - fg->listed, fg->nprocs - fg->listed == 1 ? "" : "es");
+	if (!fg->merged)
+		fputs("    no process of the tree merged 64 KiB or more\n", f);
+	if (fg->listed)
+		fputs("    (PPID: the parent when it merged; LIBRARY: the library's mode from its exit line\n"
+		      "     (prctl, madvise, off; none: a setting was refused), yes: loaded, no exit line yet,\n"
+		      "     no: not loaded (static, setuid, or LD_PRELOAD cleared))\n", f);
+	fprintf(f, "    total: %d process%s, peak merged %s, peak profit %s, last profit %s (profits count\n"
+		"    the copy KSM keeps: the saved line above does not)\n", fg->nprocs,
+		fg->nprocs == 1 ? "" : "es", human_bytes(fg->tree_peak * fg->page, false), human_bytes(fg->tree_peak_profit, false),
+		human_bytes(fg->tree_profit, false));
+}
+
+/* Processes of the tree still running when the command ended: ksm-run leaves them be. */
+static void write_survivors(FILE *f, const struct sampler *s, const struct child *c, const struct figures *fg)
+{
+	int shown = 0;
+
+	fprintf(f, "  WARNING: %d process%s of the command's tree still running (ksm-run does not wait for "
+		"them; KSM stays on for them):", fg->survivors, fg->survivors == 1 ? "" : "es");
+	for (int i = 0; i < s->nprocs && shown < 10; i++)
+		if (survived(c, &s->procs[i])) {
+			fprintf(f, " %d (%s)", (int)s->procs[i].pid, printable(s->procs[i].comm));
+			shown++;
+		}
+	fputs(fg->survivors > shown ? " ...\n" : "\n", f);
+}
+
 static void write_text(FILE *f, const struct report_opts *o, const struct sampler *s,
 		       const struct child *c, const struct figures *fg)
 {
@@ -212,6 +329,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 			"by the prctl before exec only: libksmenable did not load (static, setuid, or cleared environment)") :
 		!strcmp(fg->covered_by, "none") ? "NOTHING enabled KSM in the command" :
 		"not observed (the command ended before the first sample)");
+	write_saved(f, s, fg);
 	fputs("  system-wide, every process on this machine (not only this command):\n", f);
 	if (fg->left_over)
 		fputs("    the start figures are LEFT OVER from an earlier run: KSM was stopped (run=0), which\n"
@@ -230,18 +348,9 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		delta(s, "pages_skipped") == LLONG_MIN ? 0 : delta(s, "pages_skipped"));
 	if (fg->ksmd_cpu >= 0)
 		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
-	fprintf(f, "  this command's process tree (what this command earned):\n");
-	fprintf(f, "    %7s %7s %-16s %-8s %12s %12s %12s\n", "PID", "PPID", "COMM", "LIBRARY", "PEAK MERGED",
-		"PEAK PROFIT", "LAST PROFIT");
-	for (int i = 0; i < s->nprocs; i++) {
-		const struct proc_info *p = &s->procs[i];
-		fprintf(f, "    %7d %7d %-16s %-8s %12s %12s %12s\n", (int)p->pid, (int)p->ppid, printable(p->comm),
-			p->from_lib ? (p->mode[0] ? printable(p->mode) : "yes") : p->lib_mapped ? "yes" : "no",
-			human_bytes(p->peak_merging * fg->page, false), human_bytes(p->peak_profit, false), human_bytes(p->profit, false));
-	}
-	fprintf(f, "    total: %d process%s, peak merged %s, peak profit %s, last profit %s\n", fg->nprocs,
-		fg->nprocs == 1 ? "" : "es", human_bytes(fg->tree_peak * fg->page, false), human_bytes(fg->tree_peak_profit, false),
-		human_bytes(fg->tree_profit, false));
+	write_tree(f, o, s, fg);
+	if (fg->survivors)
+		write_survivors(f, s, c, fg);
 	if (fg->kept_reporting)
 		fprintf(f, "  kept out of KSM (from %d process%s' exit lines): %s by the user's lists, %s by the "
 			"program's own MADV_UNMERGEABLE, %s secret-like\n", fg->kept_reporting,
@@ -271,6 +380,9 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 	if (!mem)
 		return -errno;
 	compute(&fg, o, s, c);
+	if (fg.survivors && (o->json || o->file))
+		msg("%d process%s of the command's tree %s still running after it ended (the report's survivors)",
+		    fg.survivors, fg.survivors == 1 ? "" : "es", fg.survivors == 1 ? "is" : "are");
 	if (o->json)
 		write_json(mem, o, s, c, &fg);
 	else

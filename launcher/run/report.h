@@ -22,6 +22,7 @@ struct report_opts {
 	const char *tuning;
 	const struct profile *profile;  /* --profile: its table and advice */
 	bool left_over;                 /* the counters were left over when ksm-run started */
+	bool all_processes;             /* --report-all: also the rows that never merged */
 };
 
 /* 0, or -1 when the report could not be written. */

@@ -285,6 +285,7 @@ static void finish(struct run *r)
 			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
 			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
 			.left_over = r->host.left_over_at_start,
+			.all_processes = r->o->report_all,
 		};
 		report_write(&ro, &r->s, &r->c);
 	}

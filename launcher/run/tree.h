@@ -12,7 +12,11 @@
 
 struct proc_info {
 	pid_t pid, ppid;
+	pid_t merge_ppid;	/* its parent when it was first seen merging (0: never) */
+	bool alive;		/* seen at the last sample */
 	char comm[32];
+	long long merging;	/* at the last sample */
+	long long rmap_items, zero_pages; /* at the last sample; 0 unknown */
 	long long peak_merging;
 	long long profit, peak_profit;
 	int merge_any;		/* -1 unknown, 0, 1 */
@@ -38,6 +42,12 @@ struct sampler {
 	off_t report_off;
 	unsigned long foreign_lines;   /* lines that lacked the token: ignored */
 	bool truncated;                /* more processes than MAX_TRACKED */
+	/* The tree's saving by page frame (frames.c), at the last pass and its peak, bytes. */
+	long long saved_last, saved_peak; /* LLONG_MIN: never counted */
+	int frames_error;              /* -errno of the last pass, 0 */
+	double frames_t;               /* when the last pass ran */
+	long long frames_merging;      /* the tree's merged pages then */
+	long long candidate_peak;      /* the tree's candidate memory, pages (candidate.c) */
 	pid_t root;
 	/* pid -> index into procs: open addressing, a power of two. */
 	int *index;
