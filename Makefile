@@ -256,13 +256,15 @@ $(FUZZ_RUN): $(FUZZ_RUN_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_RUN) $(FUZZ_CORE)
+$(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h Makefile $(FUZZ_RUN) $(FUZZ_CORE)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilauncher $(FUZZ_CFLAGS) -fsanitize=fuzzer -MD -MP -o $@ $< \
 		$(FUZZ_RUN) $(FUZZ_CORE) $(FUZZ_LDFLAGS)
 
-# options_parse ends the process through exit() (die(), --help): the
-# harness catches those calls by wrapping exit at link time (see there).
+# Seams at link time, no change to the code under test: options_parse ends
+# the process through exit() (die(), --help), which the harness catches;
+# the readers of files get short reads, EINTR and EIO (fuzz_read.h).
 $(FUZZ_O)/fuzz_options: FUZZ_LDFLAGS = -Wl,--wrap=exit
+$(FUZZ_O)/fuzz_maps $(FUZZ_O)/fuzz_ksmstat: FUZZ_LDFLAGS = -Wl,--wrap=read
 
 # Each harness in turn, all of them even when one fails; a failure leaves
 # its input in build/fuzz/crashes/NAME/.  -close_fd_mask=3: the code under

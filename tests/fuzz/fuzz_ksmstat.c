@@ -5,13 +5,15 @@
  * skipped), and ksm_stat_parse reads the same text as a file, through
  * /proc/self/fd of a memory file, as it reads /proc/PID/ksm_stat: its
  * fields must be those of the last line of each name within the first
- * 1023 bytes.  Any disagreement is a crash.
+ * 1023 bytes, whatever pieces the reads come in (short reads and EINTR;
+ * an EIO leaves every field -1: fuzz_read.h).  Any disagreement is a crash.
  *
- * Input: the text of a ksm_stat file.
+ * Input: a byte for the reads (fuzz_read_start), the text of a ksm_stat file.
  */
 #include <stdbool.h>
 
 #include "fuzz.h"
+#include "fuzz_read.h"
 #include "ksmstat.h"
 
 /* The fields of the reference walk, as ksm_stat_parse names them. */
@@ -85,9 +87,10 @@ static void walk(const char *text, struct ksmenable_stat *want)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	unsigned reads = fuzz_byte(&data, &size);
 	char *text = fuzz_str(data, size), path[64];
 	struct ksmenable_stat want, got;
-	int fd;
+	int fd, r;
 
 	/* What ksm_stat_next sees of the text in memory: up to its first NUL. */
 	walk(text, &want);
@@ -97,7 +100,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk(text, &want);
 	fd = fuzz_memfd(data, size);
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-	FUZZ_CHECK(ksm_stat_parse(path, &got) == 0, "ksm_stat_parse cannot read %s", path);
+	fuzz_read_start(reads, size);
+	r = ksm_stat_parse(path, &got);
+	fuzz_read_stop();
+	if (fuzz_read_plan.eio_done) {
+		FUZZ_CHECK(r == -1 && got.rmap_items == -1 && got.merging_pages == -1 && got.zero_pages == -1 &&
+			   got.process_profit == -1 && got.merge_any == -1 && got.mergeable == -1,
+			   "a failed read: %d, fields not all -1", r);
+		want = got;
+	} else {
+		FUZZ_CHECK(r == 0, "ksm_stat_parse cannot read %s", path);
+	}
 	FUZZ_CHECK(got.rmap_items == want.rmap_items && got.merging_pages == want.merging_pages &&
 		   got.zero_pages == want.zero_pages && got.process_profit == want.process_profit &&
 		   got.merge_any == want.merge_any && got.mergeable == want.mergeable,

@@ -20,12 +20,17 @@
  *    strings; maps_parse_text itself stops at the first NUL of its text,
  *    so the reference parses the text with each line cut at its NUL).
  *
+ * The reads themselves are split too, as reads of /proc are: short reads,
+ * EINTR, and an EIO that ends the walk with -1 after a prefix of the
+ * regions (fuzz_read.h).
+ *
  * Input: two bytes for the buffer size (2 to 1025; a long text gets at
  * least a 64th of its size, so that it takes at most about 64 reads), one
- * for the region after which the callback stops the walk (0: never), then
- * the text.
+ * for the region after which the callback stops the walk (0: never), one
+ * for the reads (fuzz_read_start), then the text.
  */
 #include "fuzz.h"
+#include "fuzz_read.h"
 #include "maps.h"
 
 struct got {
@@ -206,14 +211,14 @@ static void model_of(size_t len, const struct line *lines, size_t nlines, struct
 	free(clean);
 }
 
-static void check_stream(const char *text, size_t len, size_t bufsize, size_t stop_after)
+static void check_stream(const char *text, size_t len, size_t bufsize, size_t stop_after, unsigned reads)
 {
 	size_t nlines = 0, cap = 0, n, i;
 	struct line *lines;
 	struct block *blocks;
 	struct seen model = { 0 }, got = { 0 };
 	char *buf = NULL, *mem;
-	int ret;
+	int ret, fd;
 
 	for (const char *p = text, *end = text + len; p < end; nlines++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -235,9 +240,15 @@ static void check_stream(const char *text, size_t len, size_t bufsize, size_t st
 	/* The stream, through a buffer of exactly BUFSIZE bytes. */
 	mem = fuzz_alloc(bufsize);
 	got.stop_after = stop_after;
-	ret = maps_for_each_fd(fuzz_memfd(text, len), mem, bufsize, collect, &got);
+	fd = fuzz_memfd(text, len);
+	fuzz_read_start(reads, len);
+	ret = maps_for_each_fd(fd, mem, bufsize, collect, &got);
+	fuzz_read_stop();
 	free(mem);
-	if (stop_after && stop_after <= model.n)
+	if (ret == -1 && fuzz_read_plan.eio_done)
+		FUZZ_CHECK(errno == EIO && got.n <= model.n && (!stop_after || got.n < stop_after),
+			   "buffer %zu: a failed read: errno %d after %zu regions of %zu", bufsize, errno, got.n, model.n);
+	else if (stop_after && stop_after <= model.n)
 		FUZZ_CHECK(ret == 7 && got.n == stop_after, "buffer %zu: stopped with %d after %zu regions, not 7 after %zu",
 			   bufsize, ret, got.n, stop_after);
 	else
@@ -283,6 +294,7 @@ static void check_stream(const char *text, size_t len, size_t bufsize, size_t st
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t bufsize, stop_after;
+	unsigned reads;
 	struct seen whole = { 0 };
 	char *text;
 
@@ -291,6 +303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bufsize = 2 + fuzz_byte(&data, &size);
 	bufsize += 256 * (fuzz_byte(&data, &size) & 3);
 	stop_after = fuzz_byte(&data, &size);
+	reads = fuzz_byte(&data, &size);
 	/* At most about 64 reads per input (each a system call): tiny buffers
 	 * only for short texts. */
 	if (size / (bufsize - 1) > 64)
@@ -300,7 +313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	maps_parse_text(text, collect, &whole);
 	seen_free(&whole);
 	free(text);
-	check_stream((const char *)data, size, bufsize, stop_after);
-	check_stream((const char *)data, size, 16384, 0);
+	check_stream((const char *)data, size, bufsize, stop_after, reads);
+	check_stream((const char *)data, size, 16384, 0, reads);
 	return 0;
 }
