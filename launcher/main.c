@@ -4,13 +4,14 @@
  * modes.  The options decide which; each mode lives in its own room:
  *   run/    running a command (also --profile, which runs one)
  *   eval/   evaluating workloads without KSM (--estimate, --profile's advice)
- *   host/   the machine's KSM: knobs, their saved state, counters, tuning, --status
+ *   host/   the machine's KSM: knobs, their shared state, the one tuner, --daemon, --status
  *   common/ messages, JSON, numbers, /proc
  */
 #include <string.h>
 
 #include "eval/estimate.h"
-#include "host/knobstate.h"
+#include "host/daemon.h"
+#include "host/election.h"
 #include "host/status.h"
 #include "options.h"
 #include "run/run.h"
@@ -33,9 +34,11 @@ int main(int argc, char **argv)
 		return estimate_main(&eo);
 	}
 	case ACT_STATUS:
-		return status_main();
+		return status_main(o.json);
 	case ACT_RESTORE:
-		return knobstate_restore_cmd();
+		return election_restore_cmd();
+	case ACT_DAEMON:
+		return daemon_main(&o);
 	case ACT_RUN:
 	case ACT_PROFILE:
 		break;

@@ -21,7 +21,7 @@ enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
-	O_LIST_OPTIONS, O_LIST_KNOBS,
+	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 };
 
 /* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
@@ -58,6 +58,11 @@ static const struct option base_opts[] = {
 	{ "settle", required_argument, NULL, O_SETTLE },
 	{ "profile", no_argument, NULL, O_PROFILE },
 	{ "threshold", required_argument, NULL, O_THRESHOLD },
+	{ "daemon", no_argument, NULL, O_DAEMON },
+	{ "take-over", no_argument, NULL, O_TAKE_OVER },
+	{ "steady", required_argument, NULL, O_STEADY },
+	{ "max-cpu", required_argument, NULL, O_MAX_CPU },
+	{ "min-profit", required_argument, NULL, O_MIN_PROFIT },
 	{ "list-options", no_argument, NULL, O_LIST_OPTIONS },
 	{ "list-knobs", no_argument, NULL, O_LIST_KNOBS },
 };
@@ -72,7 +77,8 @@ static void usage(FILE *f)
 "Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
 "       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
-"       ksm-run --status | --restore | --help | --version\n"
+"       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
+"       ksm-run --status [--json] | --restore | --help | --version\n"
 "Run COMMAND with kernel samepage merging (KSM) enabled, tune ksmd while it\n"
 "runs, restore the knobs afterwards and report the memory saved.\n"
 "\n"
@@ -93,10 +99,19 @@ static void usage(FILE *f)
 "  --no-tune       no default tuning (only run=1 when KSM is off)\n"
 "  --keep-knobs    leave the knobs as set when the command ends\n"
 "  --strict        a knob that cannot be written is an error (exit 125)\n"
+"  --take-over     keep tuning when another manager (ksmtuned, tuned) writes\n"
+"                  the knobs; by default ksm-run says so and stops writing\n"
 "  --restore       put back knobs left by a ksm-run that was killed\n"
 "Report (on stderr when the command ends):\n"
 "  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
 "  --status        KSM state, kernel support, top merging processes\n"
+"The machine's tuner (one per machine; ksm-run instances under it do not tune):\n"
+"  --daemon        run no command: tune ksmd for the whole machine until\n"
+"                  TERM or INT, then restore the knobs\n"
+"  --steady=S      in the steady phase, one full scan every S seconds (20)\n"
+"  --max-cpu=PCT   hold ksmd under PCT%% of one core (50; 0: no ceiling)\n"
+"  --min-profit=SIZE  slow to the minimum when less than SIZE is saved per\n"
+"                  percent of a core that ksmd uses, for 5 minutes (16M; 0: never)\n"
 "Evaluating a workload:\n"
 "  --estimate=TARGET   predict the savings of running processes without KSM;\n"
 "                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
@@ -192,8 +207,7 @@ static void add_knob(struct opts *o, const char *name, const char *value)
 
 	if (knob_validate(name, value, why, sizeof why))
 		die("%s", why);
-	if (!strcmp(name, "pages_to_scan") || !strcmp(name, "sleep_millisecs") ||
-	    !strncmp(name, "advisor_", 8))
+	if (knob_is_rate(name))
 		o->user_rate = true;
 	knob_put(&o->knobs, name, value);
 }
@@ -244,7 +258,7 @@ static void list_knobs(void)
 static void set_action(struct opts *o, enum action a, const char *opt)
 {
 	if (o->action != ACT_RUN && o->action != a)
-		die("%s cannot be combined with --estimate, --profile, --status or --restore", opt);
+		die("%s cannot be combined with --estimate, --profile, --status, --restore or --daemon", opt);
 	o->action = a;
 }
 
@@ -283,6 +297,19 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 		break;
 	case O_STATUS: set_action(o, ACT_STATUS, "--status"); break;
 	case O_RESTORE: set_action(o, ACT_RESTORE, "--restore"); break;
+	case O_DAEMON: set_action(o, ACT_DAEMON, "--daemon"); break;
+	case O_TAKE_OVER: o->take_over = true; break;
+	case O_STEADY: o->steady = seconds_option("steady", arg, 1, 86400); break;
+	case O_MAX_CPU:
+		if (parse_double(arg, 0, 100, &o->max_cpu))
+			die("--max-cpu=%s: not a percentage of one core in 0..100", arg);
+		o->max_cpu_given = true;
+		break;
+	case O_MIN_PROFIT:
+		if (parse_size(arg, &o->min_profit))
+			die("--min-profit=%s: not a size (e.g. 16M, 0 for never)", arg);
+		o->min_profit_given = true;
+		break;
 	case O_LIST_OPTIONS: list_options(); exit(0);
 	case O_LIST_KNOBS: list_knobs(); exit(0);
 	}
@@ -308,6 +335,39 @@ static void check_evaluation(struct opts *o, char **cmd)
 		if (!o->threshold)
 			o->threshold = 95;
 	}
+}
+
+/*
+ * --daemon runs no command and tunes the rate itself: everything for a
+ * command, and a rate of the user's, is refused; its own options need it.
+ */
+static void check_daemon(const struct opts *o, char **cmd)
+{
+	static const struct { size_t off; const char *name; } command_only[] = {
+		{ offsetof(struct opts, mode), "--mode" }, { offsetof(struct opts, allow), "--allow" },
+		{ offsetof(struct opts, deny), "--deny" }, { offsetof(struct opts, min_size), "--min-size" },
+		{ offsetof(struct opts, rescan), "--rescan-ms" }, { offsetof(struct opts, log), "--log" },
+		{ offsetof(struct opts, preload), "--preload" }, { offsetof(struct opts, report_file), "--report-file" },
+	};
+
+	if (o->action != ACT_DAEMON) {
+		if (o->steady || o->max_cpu_given || o->min_profit_given)
+			die("--steady, --max-cpu and --min-profit go with --daemon");
+		return;
+	}
+	if (*cmd)
+		die("--daemon runs no command ('%s'): it tunes ksmd for the whole machine; "
+		    "run commands with `ksm-run -- COMMAND` beside it", cmd[0]);
+	for (size_t i = 0; i < sizeof command_only / sizeof command_only[0]; i++)
+		if (*(const char *const *)((const char *)o + command_only[i].off))
+			die("%s is for a command's run, not --daemon", command_only[i].name);
+	if (o->no_inherit || o->no_preload || o->json || o->quiet)
+		die("--no-inherit, --no-preload, --json and --quiet are for a command's run, not --daemon");
+	if (o->no_tune || o->keep)
+		die("--daemon tunes and restores the knobs at its end: it cannot take --no-tune or --keep-knobs");
+	if (o->user_rate)
+		die("--daemon sets the scan rate itself (pages_to_scan, sleep_millisecs, advisor_*): "
+		    "use --steady, --max-cpu and --min-profit, or --set for the other knobs");
 }
 
 /* The kernel refuses pages_to_scan under the scan-time advisor: say so now. */
@@ -396,6 +456,7 @@ char **options_parse(int argc, char **argv, struct opts *o)
 	}
 	cmd = argv + optind;
 	check_evaluation(o, cmd);
+	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
 		if (!*cmd)
 			die("no command given (see --help)");

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "host/knobs.h"
 
-enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE };
+enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON };
 
 struct opts {
 	enum action action;
@@ -22,6 +22,11 @@ struct opts {
 	bool no_preload, no_tune, keep, strict, json, quiet;
 	double interval, settle, threshold;
 	bool user_rate;                 /* a rate knob was given: no default tuning */
+	bool take_over;                 /* keep tuning when someone else writes the knobs */
+	/* --daemon's policy; 0 when not given (the defaults of tune.h). */
+	double steady, max_cpu;
+	unsigned long min_profit;       /* bytes saved per percent of a core */
+	bool max_cpu_given, min_profit_given;
 	struct knob_set knobs;          /* --set and the aliases */
 	/* The library's settings as the library will read them: the options,
 	 * else the environment (ACT_RUN and ACT_PROFILE). */

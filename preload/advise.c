@@ -9,6 +9,7 @@
 
 #include "advise.h"
 #include "guard.h"
+#include "layout.h"
 #include "marks.h"
 
 /* Large enough for any maps line (a path is at most PATH_MAX), small
@@ -19,6 +20,7 @@ struct pass {
 	const struct selection *sel;
 	struct advise_stats *st;
 	unsigned long start, end;     /* chosen regions not yet advised */
+	unsigned long since;          /* layout change number before the maps were read */
 };
 
 static void flush_pending(struct pass *p)
@@ -27,7 +29,7 @@ static void flush_pending(struct pass *p)
 
 	if (p->start == p->end)
 		return;
-	err = guard_advise(p->sel, p->start, p->end, p->st);
+	err = guard_advise(p->sel, p->start, p->end, p->since, p->st);
 	if (err && !p->st->error)
 		p->st->error = err;
 	p->start = p->end = 0;
@@ -60,7 +62,7 @@ static int visit(const struct region *r, void *arg)
 int advise_pass_fd(const struct selection *sel, int maps_fd, struct advise_stats *st)
 {
 	char buf[MAPS_BUFSIZE];
-	struct pass p = { .sel = sel, .st = st };
+	struct pass p = { .sel = sel, .st = st, .since = layout_now() };
 	int ret;
 
 	memset(st, 0, sizeof *st);
@@ -89,7 +91,8 @@ static size_t page_round(size_t len)
 	return (len + page - 1) & ~(page - 1);
 }
 
-int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd)
+int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd,
+		       unsigned long since)
 {
 	struct region r = { .start = (unsigned long)addr, .mergeable = -1, .vmflags = -1, .ksm_kb = -1,
 			    .anon_kb = -1 };
@@ -121,7 +124,7 @@ int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int 
 	}
 	if (!region_selected(sel, &r))
 		return 0;
-	return guard_advise(sel, r.start, r.end, &st);
+	return guard_advise(sel, r.start, r.end, since, &st);
 }
 
 /* Makes the pieces of [START, END) unmergeable, but not those the program itself made mergeable. */
@@ -145,7 +148,7 @@ int advise_renamed(const struct selection *sel, void *addr, size_t len, const ch
 	r.name = name;
 	r.name_len = name ? strlen(name) : 0;
 	if (region_selected(sel, &r))
-		return guard_advise(sel, r.start, r.end, &st);
+		return guard_advise(sel, r.start, r.end, layout_now(), &st);
 	if (selector_names(sel->deny, &r)) {
 		marks_lock();
 		marks_walk(r.start, r.end, unmerge_piece, &err);

@@ -23,10 +23,12 @@ int advise_pass_fd(const struct selection *sel, int maps_fd, struct advise_stats
 
 /*
  * A mapping the program just made with mmap(ADDR, LEN, ..., FLAGS, FD):
- * advised at once when the selection chooses it.  Never allocates.
+ * advised at once when the selection chooses it, unless the program changed
+ * it again after change number SINCE (layout.h).  Never allocates.
  * Returns 0 (done or not chosen) or the errno madvise gave.
  */
-int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd);
+int advise_new_mapping(const struct selection *sel, void *addr, size_t len, int flags, int fd,
+		       unsigned long since);
 
 /*
  * The program named [ADDR, ADDR+LEN) (NAME NULL: cleared the name).  A

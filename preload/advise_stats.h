@@ -17,6 +17,7 @@ struct advise_stats {
 	unsigned long long kept_bytes;
 	unsigned long secret_ranges;  /* secret-like pieces */
 	unsigned long long secret_bytes;
+	unsigned long deferred;       /* ranges the program remapped during the pass: next time */
 };
 
 #endif

@@ -9,6 +9,7 @@
 #include "ksmenable.h"
 #include "ksmstat.h"
 #include "guard.h"
+#include "layout.h"
 #include "library.h"
 #include "log.h"
 #include "marks.h"
@@ -33,6 +34,7 @@ EXPORT int ksmenable_apply(const char *allow, const char *deny)
 		return -1;
 	}
 	guard_enable(selector_has(&allow_list, SEL_SECRET));
+	layout_track(1);
 	if (advise_pass(&sel, &st) < 0)
 		return -1;
 	if (st.error) {

@@ -16,7 +16,9 @@
 
 #include "advise_stats.h"
 #include "guard.h"
+#include "layout.h"
 #include "log.h"
+#include "maps.h"
 #include "marks.h"
 #include "selection.h"
 
@@ -90,16 +92,26 @@ static void piece(unsigned long start, unsigned long end, unsigned marks, void *
 }
 
 int guard_advise(const struct selection *sel, unsigned long start, unsigned long end,
-		 struct advise_stats *st)
+		 unsigned long since, struct advise_stats *st)
 {
 	struct walk w = { .sel = sel, .st = st };
+	int track = layout_tracking();
 
-	marks_lock();
-	if (!marks_full()) {
-		marks_walk(start, end, piece, &w);
-		flush(&w);
+	/* Lock order everywhere: layout, then marks. */
+	if (track)
+		layout_lock();
+	if (track && layout_changed_since(since, start, end)) {
+		st->deferred++;
+	} else {
+		marks_lock();
+		if (!marks_full()) {
+			marks_walk(start, end, piece, &w);
+			flush(&w);
+		}
+		marks_unlock();
 	}
-	marks_unlock();
+	if (track)
+		layout_unlock();
 	return w.error;
 }
 
@@ -180,4 +192,36 @@ void guard_kept_out(unsigned long *prog_ranges, unsigned long long *prog_bytes,
 	*prog_bytes = t.prog_bytes;
 	*secret_ranges = secrets_allowed(NULL) ? 0 : t.secret_ranges;
 	*secret_bytes = secrets_allowed(NULL) ? 0 : t.secret_bytes;
+}
+
+static int import_region(const struct region *r, void *arg)
+{
+	const volatile int *stop = arg;
+	unsigned marks = 0;
+
+	/* A program that ends at once must not wait for this read. */
+	if (stop && *stop)
+		return 1;
+	if (r->vmflags <= 0)
+		return 0;
+	if (r->vmflags & VMF_DD)
+		marks |= MARK_DONTDUMP;
+	if (r->vmflags & VMF_LO)
+		marks |= MARK_LOCKED;
+	if (r->vmflags & VMF_WF)
+		marks |= MARK_WIPEONFORK;
+	if (marks) {
+		marks_lock();
+		guard_program_marked(r->start, r->end, marks, 0);
+		marks_unlock();
+	}
+	return 0;
+}
+
+void guard_import_smaps(int smaps_fd, const volatile int *stop)
+{
+	char buf[16384];
+
+	/* Failing to read only means nothing is learnt: the marks made from now on count. */
+	maps_for_each_fd(smaps_fd, buf, sizeof buf, import_region, (void *)stop);
 }

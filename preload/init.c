@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "layout.h"
 #include "ldpreload.h"
 #include "library.h"
 #include "log.h"
@@ -37,6 +38,7 @@ static void start_madvise(void)
 	lib.sel.min_size = lib.cfg.min_size;
 	lib.applied = APPLIED_MADVISE;
 	lib.watching = 1;
+	layout_track(1);
 	guard_enable(selector_has(lib.cfg.allow, SEL_SECRET));
 	library_pass();
 	if (!lib.watching)
@@ -80,6 +82,7 @@ __attribute__((constructor)) static void ksmenable_init(void)
 
 	/* The marks table's lock and the rescan thread across fork, in every mode. */
 	pthread_atfork(marks_atfork_prepare, marks_atfork_parent, marks_atfork_child);
+	pthread_atfork(layout_atfork_prepare, layout_atfork_parent, layout_atfork_child);
 	pthread_atfork(NULL, NULL, rescan_after_fork_child);
 	log_init();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "layout.h"
 #include "library.h"
 #include "marks.h"
 #include "nextsym.h"
@@ -79,28 +80,54 @@ static void forget_marks(void *p, size_t len)
 	errno = saved_errno;
 }
 
-static void after_mmap(void *p, size_t len, int flags, int fd)
+static unsigned long page_end(const void *p, size_t len)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);
+
+	return ((unsigned long)p + len + page - 1) & ~(page - 1);
+}
+
+static void after_mmap(void *p, size_t len, int flags, int fd, unsigned long since)
 {
 	int saved_errno = errno, err;
 
 	if (len < ADVISE_AT_ONCE_MIN && rescan_running())
 		return;
-	err = advise_new_mapping(&lib.sel, p, len, flags, fd);
+	err = advise_new_mapping(&lib.sel, p, len, flags, fd, since);
 	if (err && err != ENOMEM)
 		library_kernel_error(err, "madvise(MADV_MERGEABLE) after mmap");
 	errno = saved_errno;
 }
 
+/*
+ * Both entry points: the real call, recorded as a change of the layout
+ * while passes run (layout.h), then the marks of what was there before
+ * dropped, then the new mapping judged.
+ */
+#define MMAP_BODY(call)                                                         \
+	unsigned long since = 0;                                                \
+	int track = layout_tracking();                                          \
+	void *p;                                                                \
+	if (track)                                                              \
+		layout_change_begin();                                          \
+	p = (call);                                                             \
+	if (track) {                                                            \
+		int saved_ = errno;                                             \
+		layout_change_end((unsigned long)p, p == MAP_FAILED ? 0 : page_end(p, len)); \
+		since = layout_now();                                           \
+		errno = saved_;                                                 \
+	}                                                                       \
+	if (p != MAP_FAILED && marks_any())                                     \
+		forget_marks(p, len);                                           \
+	if (p != MAP_FAILED && lib.watching)                                    \
+		after_mmap(p, len, flags, fd, since);                           \
+	return p
+
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	mmap_fn next = NEXT(real_mmap, "mmap");
-	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off);
 
-	if (p != MAP_FAILED && marks_any())
-		forget_marks(p, len);
-	if (p != MAP_FAILED && lib.watching)
-		after_mmap(p, len, flags, fd);
-	return p;
+	MMAP_BODY(next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, off));
 }
 
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, int64_t off);
@@ -108,13 +135,8 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, int64_t off);
 EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, int64_t off)
 {
 	mmap64_fn next = NEXT(real_mmap64, "mmap64");
-	void *p = next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, (off_t)off);
 
-	if (p != MAP_FAILED && marks_any())
-		forget_marks(p, len);
-	if (p != MAP_FAILED && lib.watching)
-		after_mmap(p, len, flags, fd);
-	return p;
+	MMAP_BODY(next ? next(addr, len, prot, flags, fd, off) : raw_mmap(addr, len, prot, flags, fd, (off_t)off));
 }
 
 /* prctl is variadic; like libc's own wrapper, read all four arguments. */
@@ -131,6 +153,7 @@ EXPORT int prctl(int option, ...)
 	a5 = va_arg(ap, unsigned long);
 	va_end(ap);
 	prctl_fn next = NEXT(real_prctl, "prctl");
+	rescan_start_if_due();
 	ret = next ? next(option, a2, a3, a4, a5) : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
 	if (ret == 0 && option == PR_SET_VMA && a2 == PR_SET_VMA_ANON_NAME && lib.watching) {
 		saved_errno = errno;
@@ -204,6 +227,7 @@ EXPORT pid_t fork(void)
 		errno = ENOSYS;
 		return -1;
 	}
+	rescan_start_if_due();
 	pid = next();
 	if (pid == 0) {
 		int saved_errno = errno;

@@ -21,9 +21,11 @@
 #include <unistd.h>
 
 #include "guard.h"
+#include "layout.h"
 #include "library.h"
 #include "marks.h"
 #include "nextsym.h"
+#include "rescan.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK 18
@@ -84,6 +86,7 @@ static int recorded(int advice, unsigned *set, unsigned *clear)
  */
 #define MARKED_CALL(ret, call, ok, start, end, set, clear) do { \
 	int saved_;                                             \
+	rescan_start_if_due();                                  \
 	marks_lock();                                           \
 	ret = (call);                                           \
 	saved_ = errno;                                         \
@@ -121,19 +124,31 @@ EXPORT int posix_madvise(void *addr, size_t len, int advice)
 	return ret;
 }
 
+/*
+ * With marks about, the call and the clearing of its marks happen under
+ * the marks lock: otherwise another thread could map the freed addresses
+ * and mark them before this one clears them, and lose its new marks.
+ */
 EXPORT int munmap(void *addr, size_t len)
 {
 	munmap_fn next = NEXT(real_munmap, "munmap");
-	int ret = next ? next(addr, len) : (int)syscall(SYS_munmap, addr, len);
+	int track = layout_tracking(), marked = marks_any(), ret, saved;
 
-	/* The hot path of allocators: nothing to do unless something is marked. */
-	if (ret == 0 && marks_any()) {
-		int saved = errno;
+	if (track)
+		layout_change_begin();
+	if (marked)
 		marks_lock();
-		marks_change((unsigned long)addr, page_end(addr, len), 0, MARK_ALL);
+	ret = next ? next(addr, len) : (int)syscall(SYS_munmap, addr, len);
+	saved = errno;
+	if (marked) {
+		/* The hot path of allocators skips all this: nothing is marked. */
+		if (ret == 0)
+			marks_change((unsigned long)addr, page_end(addr, len), 0, MARK_ALL);
 		marks_unlock();
-		errno = saved;
 	}
+	if (track)
+		layout_change_end((unsigned long)addr, ret ? 0 : page_end(addr, len));
+	errno = saved;
 	return ret;
 }
 
@@ -141,6 +156,7 @@ EXPORT int munmap(void *addr, size_t len)
 EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	mremap_fn next = NEXT(real_mremap, "mremap");
+	int track = layout_tracking(), marked = marks_any(), saved;
 	void *want = NULL, *ret;
 	va_list ap;
 
@@ -148,17 +164,26 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	if (flags & MREMAP_FIXED)
 		want = va_arg(ap, void *);
 	va_end(ap);
+	if (track)
+		layout_change_begin();
+	if (marked)
+		marks_lock();      /* as in munmap: the move and the marks together */
 	ret = next ? next(old, old_len, new_len, flags, want)
 		   : (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
-	if (ret != MAP_FAILED && marks_any()) {
-		int saved = errno;
-		marks_lock();
-		marks_move((unsigned long)old, page_end(old, old_len) - (unsigned long)old,
-			   (unsigned long)ret, page_end(ret, new_len) - (unsigned long)ret,
-			   (flags & MREMAP_DONTUNMAP) != 0);
+	saved = errno;
+	if (marked) {
+		if (ret != MAP_FAILED)
+			marks_move((unsigned long)old, page_end(old, old_len) - (unsigned long)old,
+				   (unsigned long)ret, page_end(ret, new_len) - (unsigned long)ret,
+				   (flags & MREMAP_DONTUNMAP) != 0);
 		marks_unlock();
-		errno = saved;
 	}
+	if (track) {
+		if (ret != MAP_FAILED)
+			layout_change_note((unsigned long)old, page_end(old, old_len));
+		layout_change_end((unsigned long)ret, ret == MAP_FAILED ? 0 : page_end(ret, new_len));
+	}
+	errno = saved;
 	return ret;
 }
 

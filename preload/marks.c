@@ -201,6 +201,8 @@ int marks_move(unsigned long old, size_t old_len, unsigned long new, size_t new_
 	}
 	if (!keep_old)
 		r |= marks_change(old, old_end, 0, MARK_ALL);
+	/* The new place was unmapped before: whatever marks it had are stale. */
+	r |= marks_change(new, new + new_len, 0, MARK_ALL);
 	for (size_t i = 0; i < k; i++)
 		r |= marks_change(moving[i].start - old + new, moving[i].end - old + new, moving[i].marks, 0);
 	if (new_len > old_len && tail)

@@ -21,36 +21,44 @@
  * threads may enter namespaces at once (setns, unshare), and each pauses
  * the thread; it runs again when the last of them is done.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "library.h"
 #include "log.h"
 #include "rescan.h"
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
+static volatile pid_t thread_tid;     /* its kernel id, set by the thread itself */
 static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
 static int wanted;                    /* madvise mode asked for a thread */
+static int sanitized = -1;            /* a sanitizer runtime is loaded: see rescan_start_in_child */
+static struct timespec due;           /* a deferred child thread starts from then on */
 
 /* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
-static int stopping;
+static volatile int stopping;
 
 /* The thread's /proc/self/maps, and which file it was when opened. */
 static int maps_fd = -1;
 static dev_t maps_dev;
 static ino_t maps_ino;
 static pid_t maps_owner;
+/* Read once, by the first thread of a program image (a forked child has the parent's marks). */
+static int smaps_fd = -1, smaps_done;
 
 static void deadline_after(struct timespec *ts, long ms)
 {
@@ -99,6 +107,12 @@ static void *rescan_main(void *unused)
 	struct timespec deadline;
 
 	(void)unused;
+	thread_tid = (pid_t)syscall(SYS_gettid);
+	if (smaps_fd >= 0) {
+		guard_import_smaps(smaps_fd, &stopping);
+		close(smaps_fd);
+		smaps_fd = -1;
+	}
 	pthread_mutex_lock(&lock);
 	while (!stopping && lib.watching) {
 		deadline_after(&deadline, lib.cfg.rescan_ms);
@@ -130,6 +144,10 @@ static void start_locked(void)
 	if (running || pauses || !wanted || lib.cfg.rescan_ms <= 0 || !lib.watching)
 		return;
 	open_maps();
+	if (!smaps_done) {
+		smaps_done = 1;
+		smaps_fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+	}
 	if (maps_fd < 0) {
 		log_warn("cannot open /proc/self/maps: regions made from now on are covered only "
 			 "when made through mmap");
@@ -152,11 +170,37 @@ static void start_locked(void)
 	if (err) {
 		log_warn("cannot start the rescan thread (errno %d): regions made from now on "
 			 "are covered only when made through mmap", err);
+		if (smaps_fd >= 0) {
+			close(smaps_fd);
+			smaps_fd = -1;
+		}
 		return;
 	}
 	pthread_setname_np(thread, "ksmenable");
 	running = 1;
 	owner = getpid();
+}
+
+/*
+ * pthread_join returns when the thread's stack may be reused, which the
+ * kernel signals before it takes the thread out of the thread group; until
+ * then unshare(CLONE_NEWUSER) and setns into a user namespace still see a
+ * second thread and fail with EINVAL (about 1 call in 100, measured).  The
+ * thread's id stops naming a task at the moment it leaves the group, so
+ * tgkill with signal 0 tells when it has.  Bounded: an id reused at once by
+ * a new thread of the program must not hang it.
+ */
+static void wait_gone(pid_t tid)
+{
+	const struct timespec tick = { 0, 50000 };
+	int saved_errno = errno, i;
+
+	for (i = 0; tid > 0 && i < 20000; i++) {
+		if (syscall(SYS_tgkill, getpid(), tid, 0) != 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	errno = saved_errno;
 }
 
 /* With CONTROL held. */
@@ -169,6 +213,7 @@ static void stop_locked(void)
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&lock);
 	pthread_join(thread, NULL);
+	wait_gone(thread_tid);
 	running = 0;
 }
 
@@ -237,12 +282,46 @@ void rescan_after_fork_child(void)
 	pauses = 0;
 	/* Remember that the parent had one: the fork wrapper starts ours. */
 	owner = had ? getpid() : 0;
+	due.tv_sec = 0;
 }
 
+/*
+ * Under a sanitizer runtime the child's thread waits for its first rescan
+ * need: AddressSanitizer (gcc 12 and clang 14, measured) may leave its
+ * allocator's locks held in a fork child, and a new thread allocates at
+ * once, so a child of a multi-threaded program would hang at its first
+ * thread.  Such a child gets its thread at the first fork, prctl, mlock
+ * or recorded madvise it makes once a rescan period has passed; one that
+ * ends sooner (most do) never needs it.  Elsewhere the thread starts at
+ * once: after fork returns, glibc's malloc, jemalloc and tcmalloc are
+ * consistent again, and a worker's heap grows from its first moments.
+ */
 void rescan_start_in_child(void)
 {
 	if (owner != getpid())
 		return;
+	if (sanitized < 0)
+		sanitized = dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__tsan_init") ||
+			    dlsym(RTLD_DEFAULT, "__msan_init") || dlsym(RTLD_DEFAULT, "__hwasan_init");
+	if (sanitized) {
+		deadline_after(&due, lib.cfg.rescan_ms);
+		return;
+	}
+	pthread_mutex_lock(&control);
+	start_locked();
+	pthread_mutex_unlock(&control);
+}
+
+void rescan_start_if_due(void)
+{
+	struct timespec now;
+
+	if (!due.tv_sec || owner != getpid() || running)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec < due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec < due.tv_nsec))
+		return;
+	due.tv_sec = 0;
 	pthread_mutex_lock(&control);
 	start_locked();
 	pthread_mutex_unlock(&control);

@@ -19,6 +19,12 @@ void rescan_resume(void);
 void rescan_after_fork_child(void);
 /* The fork wrapper, in the child after fork returned: the child's own thread. */
 void rescan_start_in_child(void);
+/*
+ * A deferred child thread (under a sanitizer, see rescan.c) starts at
+ * calls that no allocator makes while holding its locks: fork, prctl,
+ * mlock, recorded madvise.
+ */
+void rescan_start_if_due(void);
 int rescan_running(void);
 
 #endif

@@ -100,6 +100,8 @@ mergeable_kinds() {
 
 @test "madvise mode clears a process-wide flag inherited from the parent" {
 	requires root prctl
+	not_sanitized "ASan's shadow (20 TiB of mappings), made mergeable by the inherited flag," \
+		"takes the kernel minutes to unmerge page by page when the flag is cleared"
 	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_ALLOW=heap -- \
 		"$PROGS/dupmem" merge=1 getmerge exec mmap=4 getmerge wait
 	grep -qx "merge_any $WL_PID 1" "$WL_OUT"     # set by the program itself

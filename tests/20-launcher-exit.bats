@@ -41,7 +41,7 @@ load launcher_helpers
 
 @test "LD_PRELOAD gets the library prepended, the user's entries kept" {
 	run -0 env LD_PRELOAD=/nonexistent-user-lib.so "$KSM_RUN" -q -- sh -c 'echo "$LD_PRELOAD"' 2>/dev/null
-	[ "${lines[-1]}" = "$(readlink -f "$LIB"):/nonexistent-user-lib.so" ]
+	[ "${lines[-1]}" = "$(run_preload "$(readlink -f "$LIB")"):/nonexistent-user-lib.so" ]
 }
 
 @test "options become KSM_ENABLE_* variables" {
@@ -103,7 +103,7 @@ load launcher_helpers
 	cp "$KSM_RUN" "$d/bin/ksm-run"
 	cp "$LIB" "$d/lib/libksmenable.so"
 	run -0 "$d/bin/ksm-run" -q -- sh -c 'echo "$LD_PRELOAD"'
-	[ "$output" = "$d/lib/libksmenable.so" ]
+	[ "$output" = "$(run_preload "$d/lib/libksmenable.so")" ]
 	# Alone, with a library in the current directory: not taken.
 	cp "$KSM_RUN" "$solo/bin/ksm-run"
 	cp "$LIB" "$d/cwd/libksmenable.so"
@@ -114,5 +114,5 @@ load launcher_helpers
 		[[ $stderr == *"libksmenable.so not found"* ]]
 	fi
 	run -0 "$solo/bin/ksm-run" -q --preload="$d/cwd/libksmenable.so" -- sh -c 'echo "$LD_PRELOAD"'
-	[ "$output" = "$d/cwd/libksmenable.so" ]
+	[ "$output" = "$(run_preload "$d/cwd/libksmenable.so")" ]
 }

@@ -68,12 +68,13 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	start_workload first -- "$KSM_RUN" -q --pages-to-scan=1111 --advisor=none -- "$PROGS/sigprog" wait
 	[ "$(knob_value pages_to_scan)" = 1111 ]
 	start_workload second -- "$KSM_RUN" -q --pages-to-scan=2222 --advisor=none -- "$PROGS/sigprog" wait
-	[ "$(knob_value pages_to_scan)" = 2222 ]
-	[ "$(grep -c '^user ' "$STATE_FILE")" = 2 ]
-	# The first ends: the second still runs, nothing is restored yet.
+	wait_until 10 users_registered 2
+	# One tuner: the first holds the rate, the second only registers.
+	[ "$(knob_value pages_to_scan)" = 1111 ]
+	# The first ends: the second takes the tuning over, nothing is restored yet.
 	stop_workload first
 	[ "$(wl_status first)" = 0 ]
-	[ "$(knob_value pages_to_scan)" = 2222 ]
+	wait_until 3 knob_is pages_to_scan 2222
 	[ "$(knob_value run)" = 1 ]
 	# The last ends: everything from before the first comes back.
 	stop_workload second
@@ -93,7 +94,7 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	[ "$(knob_value pages_to_scan)" = 3333 ]
 	[ -e "$STATE_FILE" ]
 	run -0 "$KSM_RUN" --status
-	[[ $output == *"LEFT BEHIND by a killed ksm-run"*"pages_to_scan=100"* ]]
+	[[ $output == *"saved knobs LEFT BEHIND by a killed ksm-run"*"pages_to_scan=100"* ]]
 	run -0 --separate-stderr "$KSM_RUN" --restore
 	[[ $stderr == *"restored"* ]]
 	[ "$(knobs_snapshot)" = "$before" ]

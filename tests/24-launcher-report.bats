@@ -25,7 +25,7 @@ within() {
 	start_profit=$(sysfs general_profit)
 	start_shared=$(sysfs pages_shared)
 	start_scans=$(sysfs full_scans)
-	start_workload -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
+	start_workload $NO_LSAN -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
 		"$PROGS/dupmem" mmap=48 wait
 	local pid addr direct
 	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
@@ -88,7 +88,7 @@ within() {
 }
 
 @test "the process tree: a forked child is found and attributed" {
-	start_workload -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
+	start_workload $NO_LSAN -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
 		"$PROGS/dupmem" fork mmap=16 wait
 	local child parent addr
 	child=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")

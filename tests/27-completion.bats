@@ -218,12 +218,14 @@ PY
 
 @test "make install puts the completions under DESTDIR/PREFIX, make uninstall removes them" {
 	local d=$BATS_TEST_TMPDIR/stage
-	run make -C "$TOP" -s install DESTDIR="$d" PREFIX=/usr O="$BUILD"
+	# A build directory of the test's own: installing for PREFIX=/usr
+	# rebuilds ksm-run for /usr/lib, and the suite's build must stay as it is.
+	run make -C "$TOP" -s install DESTDIR="$d" PREFIX=/usr O="$BATS_TEST_TMPDIR/build"
 	[ "$status" = 0 ]
 	cmp "$BASH_COMP" "$d/usr/share/bash-completion/completions/ksm-run"
 	cmp "$ZSH_COMP_DIR/_ksm-run" "$d/usr/share/zsh/site-functions/_ksm-run"
 	[ "$(stat -c %a "$d/usr/share/zsh/site-functions/_ksm-run")" = 644 ]
-	run make -C "$TOP" -s uninstall DESTDIR="$d" PREFIX=/usr O="$BUILD"
+	run make -C "$TOP" -s uninstall DESTDIR="$d" PREFIX=/usr O="$BATS_TEST_TMPDIR/build"
 	[ "$status" = 0 ]
 	[ -z "$(find "$d" -type f)" ]
 }

@@ -12,7 +12,8 @@ teardown_file() { restore_knobs; }
 @test "demo_workers under ksm-run: every worker's cache merges and the report shows the profit" {
 	requires root ksm
 	settle_ksm
-	run --separate-stderr "$KSM_RUN" --json -- "$PROGS/demo_workers" -w 3 -m 8
+	# shellcheck disable=SC2086 # empty, or one word
+	run --separate-stderr env $NO_LSAN "$KSM_RUN" --json -- "$PROGS/demo_workers" -w 3 -m 8
 	echo "$output"; echo "$stderr"
 	[ "$status" = 0 ]
 	[[ "$output" == *"their data is intact"* ]]

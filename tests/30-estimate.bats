@@ -259,3 +259,91 @@ predict_then_merge() {
 	[ "$status" = 0 ]
 	[[ "$stderr" != *estimating* ]]
 }
+
+# PAGEMAP_SCAN = _IOWR('f', 16, struct pm_scan_arg), a 96-byte struct, in
+# the generic ioctl encoding (x86, arm64, riscv): what faultinject fails to
+# play a kernel before 6.7, which has no ioctl on pagemap.
+PAGEMAP_SCAN_IOCTL=$(( (3 << 30) | (96 << 16) | (0x66 << 8) | 16 ))
+
+@test "estimate: terabytes of reserved address space with a few MiB present: right figures, only what is present walked" {
+	requires root
+	# 20 TiB reserved with MAP_NORESERVE (as an AddressSanitizer build does
+	# for its shadow), 16 MiB of one content in 16 pieces spread over it
+	start_workload a -- "$PROGS/dupmem" reserve=20480:16 verify wait
+	# timeout: a regression to walking every page takes minutes, not a hang
+	run --separate-stderr timeout 120 "$KSM_RUN" --estimate="$(wl_pid a)" --json
+	[ "$status" = 0 ] || { echo "ksm-run: $status $stderr"; return 1; }
+	EST=$output
+	[ "$(est scan.present_ranges)" = pagemap_scan ] || skip_or_fail "kernel without PAGEMAP_SCAN (6.7)"
+	page=$(getconf PAGESIZE)
+	n=$(( (16 << 20) / page ))
+	mps=$(est max_page_sharing)
+	stable=$(( (n + mps - 1) / mps ))
+	# n pages of one content, plus the program's own few pages
+	[ "$(est pages_sharing)" -ge $((n - stable)) ] && [ "$(est pages_sharing)" -le $((n - stable + 64)) ]
+	[ "$(est pages_shared)" -ge "$stable" ] && [ "$(est pages_shared)" -le $((stable + 32)) ]
+	[ "$(jq -r '[.regions[] | select(.class == "anon")][0].candidate_pages' <<<"$EST")" -ge "$n" ]
+	# pagemap was read around the pages the kernel found, not for 20 TiB
+	[ "$(est scan.pagemap_entries)" -lt $(( (20480 << 30) / page / 10000 )) ]
+	stop_workload a
+	[ "$(wl_status a)" = 0 ]
+}
+
+@test "estimate: without PAGEMAP_SCAN (before 6.7) regions smaps shows empty are skipped, with the same figures" {
+	requires root faultinject
+	# an empty 16 TiB reservation, a 64 GiB one holding 8 MiB of one
+	# content, and ordinary duplicates
+	start_workload a -- "$PROGS/dupmem" reserve=16384:0 reserve=64:8 mmap=4 pairs=4 zeros=1 wait
+	estimate "$(wl_pid a)"
+	with=$EST
+	page=$(getconf PAGESIZE)
+	for err in ENOTTY EINVAL; do
+		run --separate-stderr timeout 120 "$FAULT" -f "ioctl,arg1=$PAGEMAP_SCAN_IOCTL:$err" -- \
+			"$KSM_RUN" --estimate="$(wl_pid a)" --json
+		[ "$status" = 0 ] || { echo "$err: ksm-run: $status $stderr"; return 1; }
+		EST=$output
+		[ "$(est scan.present_ranges)" = smaps ]
+		for k in pages_sharing pages_shared pages_unshared zero_pages candidate_pages distinct_contents \
+			within_process_pages single_frame_pages; do
+			[ "$(est $k)" = "$(jq -r ".$k" <<<"$with")" ] || { echo "$err: $k: $(est $k) vs $(jq -r ".$k" <<<"$with")"; return 1; }
+		done
+		# the 64 GiB region is walked whole, the empty 16 TiB one not at all
+		[ "$(est scan.pagemap_entries)" -ge $(( (64 << 30) / page )) ]
+		[ "$(est scan.pagemap_entries)" -lt $(( (128 << 30) / page )) ]
+	done
+}
+
+# between_passes PID: ksm-run PID sleeps out --settle, its first pass done.
+between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
+
+@test "estimate: a target that exits during --settle is skipped as vanished; with none left, exit 1" {
+	requires root
+	start_workload a -- "$PROGS/dupmem" mmap=2 wait
+	start_workload b -- "$PROGS/dupmem" mmap=2 wait
+	"$KSM_RUN" --estimate="$(wl_pid a),$(wl_pid b)" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	k=$!
+	wait_until 10 between_passes $k
+	gone=$(wl_pid b)
+	stop_workload b
+	st=0
+	wait $k || st=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$st" = 0 ]
+	[ "$(jq -r '.skipped[0].pid' "$BATS_TEST_TMPDIR/out")" = "$gone" ]
+	[[ "$(jq -r '.skipped[0].reason' "$BATS_TEST_TMPDIR/out")" == vanished* ]]
+	[ "$(jq -r '[.processes[].pid] | join(",")' "$BATS_TEST_TMPDIR/out")" = "$(wl_pid a)" ]
+	grep -q "pid $gone skipped: vanished" "$BATS_TEST_TMPDIR/err"
+
+	# the only target exits: the TARGET was right, nothing is left
+	"$KSM_RUN" --estimate="$(wl_pid a)" --settle=3 --json >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	k=$!
+	wait_until 10 between_passes $k
+	stop_workload a
+	st=0
+	wait $k || st=$?
+	cat "$BATS_TEST_TMPDIR/err"
+	[ "$st" = 1 ]
+	grep -q "nothing left to estimate" "$BATS_TEST_TMPDIR/err"
+	run -1 grep -q "matches no process" "$BATS_TEST_TMPDIR/err"
+	[ ! -s "$BATS_TEST_TMPDIR/out" ]
+}

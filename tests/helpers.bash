@@ -9,9 +9,34 @@ TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 BUILD=${KSMENABLE_BUILD:-build/cc}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 LIB=${KSMENABLE_LIB:-$BUILD/libksmenable.so}
-# What LD_PRELOAD gets to load the library: the library itself, or, for a
-# sanitized build, its sanitizer runtime first (see make check-asan).
-PRELOAD=${KSMENABLE_PRELOAD:-$LIB}
+# The sanitized run (make check-asan, tests/check-asan) sets
+#   KSMENABLE_SANITIZER_RUNTIME   the runtime that must come first in every
+#                                 process that loads the library;
+#   KSMENABLE_SANITIZER_CC, _CFLAGS  how a program linking it is built;
+#   KSMENABLE_SANITIZER_LOG       where every report goes, named after the
+#                                 test (FILE.NUMBER.PROGRAM.PID); any report
+#                                 fails the run.
+SANITIZER_RUNTIME=${KSMENABLE_SANITIZER_RUNTIME:-}
+SANITIZER_CC=${KSMENABLE_SANITIZER_CC:-}
+SANITIZER_CFLAGS=${KSMENABLE_SANITIZER_CFLAGS:-}
+if [ -n "${KSMENABLE_SANITIZER_LOG:-}" ]; then
+	_t=${BATS_TEST_FILENAME##*/}
+	_t=$KSMENABLE_SANITIZER_LOG/${_t%.bats}.${BATS_TEST_NUMBER:-file}
+	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:log_path=$_t" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}:log_path=$_t"
+	unset _t
+fi
+# Under ASan, LeakSanitizer checks a process at its exit from a tracer task
+# that shares the process's memory, and ksm-run's tree counts it, with the
+# same merged pages, while it lives: a test that counts a command's
+# processes runs it with NO_LSAN in its environment (ksm-run's own leaks are
+# checked in the other tests).  Empty outside the sanitized run.
+NO_LSAN=${SANITIZER_RUNTIME:+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0}
+# ASan's malloc never grows the brk heap: there dupmem's heap= moves the
+# break itself, so that the tests of the [heap] still have one.
+[ -z "$SANITIZER_RUNTIME" ] || export DUPMEM_HEAP=brk
+# What LD_PRELOAD gets to load the library (KSMENABLE_PRELOAD): the library
+# itself, or, in the sanitized run, the runtime first.
+PRELOAD=${KSMENABLE_PRELOAD:-${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}$LIB}
 PROGS=$BUILD/tests
 MUSL_BUILD=$TOP/build/musl-gcc
 FAULT=$TOP/build/host/faultinject
@@ -28,6 +53,17 @@ skip_or_fail() {
 	skip "$*"
 }
 
+# not_sanitized REASON: a test that cannot mean under a sanitizer what it
+# means in a normal build skips in the sanitized run, saying why (also under
+# CI: the normal run, where it runs, is where it counts).  Keep them few.
+not_sanitized() {
+	[ -z "$SANITIZER_RUNTIME" ] || skip "not under a sanitizer: $*"
+}
+
+# run_preload LIBRARY: what ksm-run puts in front of LD_PRELOAD to load
+# LIBRARY (a sanitized ksm-run puts its runtime first).
+run_preload() { echo "${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}$1"; }
+
 requires() {
 	local what
 	for what in "$@"; do
@@ -39,10 +75,15 @@ requires() {
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
+		cmd:*) command -v "${what#cmd:}" >/dev/null || skip_or_fail "needs ${what#cmd:} (tests/install-deps)" ;;
+		ksmtuned) [ -x "$KSMTUNED" ] || skip_or_fail "needs $KSMTUNED (tests/install-deps unpacks it)" ;;
 		*) echo "requires: unknown $what" >&2; return 1 ;;
 		esac
 	done
 }
+
+# Debian's ksmtuned, unpacked (not installed) by tests/install-deps.
+KSMTUNED=${KSMENABLE_UNPACK_DIR:-/var/lib/ksmenable-tests}/ksmtuned/usr/sbin/ksmtuned
 
 # --- KSM knobs: every test file that touches them saves and restores all. ---
 
@@ -182,7 +223,8 @@ stage_for_nobody() {
 	for p in "$@"; do
 		case $p in
 		linked_*)
-			${CC:-cc} -D_GNU_SOURCE -I"$TOP/include" -std=c11 -O1 -pthread -o "$NB_PROGS/$p" \
+			# shellcheck disable=SC2086 # a list of flags
+			${SANITIZER_CC:-${CC:-cc}} -D_GNU_SOURCE -I"$TOP/include" -std=c11 -O1 -pthread $SANITIZER_CFLAGS -o "$NB_PROGS/$p" \
 				"$TOP/tests/progs/$p.c" -L"$NB_DIR" -lksmenable -Wl,-rpath,"$NB_DIR" || return 1
 			;;
 		*) cp "$PROGS/$p" "$NB_PROGS/$p" || return 1 ;;

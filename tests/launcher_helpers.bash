@@ -19,6 +19,7 @@ bats_require_minimum_version 1.5.0
 #                                           root ksm)
 #   setup_file_extra() { ...; }             run at the end of setup_file
 #   setup_extra() { ...; }                  run at the end of setup
+#   teardown_extra() { ...; }               run first in teardown
 
 setup_file() {
 	save_knobs
@@ -36,6 +37,7 @@ setup() {
 # Every step runs even if one fails, so that nothing is left behind.
 teardown() {
 	local rc=0
+	if declare -F teardown_extra >/dev/null; then teardown_extra || rc=1; fi
 	stop_workloads || rc=1
 	clear_launcher_state || rc=1
 	unstage || rc=1
@@ -93,12 +95,37 @@ json_of() { tail -n 1 "$1" | jq -r "$2"; }
 # child_of PID: the first child of PID.
 child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
 
+# --- The machine's tuning (tests/32-34) ---
+# state_tuner: the pid that holds the tuning in the shared state, or nothing.
+state_tuner() { awk '$1 == "tuner" { print $2 }' "$STATE_FILE" 2>/dev/null; }
+state_phase() { awk '$1 == "tuner" { print $4 }' "$STATE_FILE" 2>/dev/null; }
+phase_is() { [ "$(state_phase)" = "$1" ]; }
+tuner_is() { [ "$(state_tuner)" = "$1" ]; }
+registered() { grep -q "^user $1 " "$STATE_FILE" 2>/dev/null; }
+users_registered() { [ "$(grep -c '^user ' "$STATE_FILE" 2>/dev/null)" = "$1" ]; }
+
+# start_daemon NAME [OPTION]...: ksm-run --daemon as the workload NAME,
+# returned once it is registered; its log is wl_err NAME.
+start_daemon() {
+	local name=$1 pid
+	shift
+	start_workload "$name" -- sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --daemon "$@" || return 1
+	pid=$(wl_pid "$name")
+	wait_until 5 registered "$pid" || { cat "$(wl_err "$name")" >&2; return 1; }
+}
+
+# stop_daemon NAME [SIGNAL]: TERM (or SIGNAL), then its exit status in $WL_STATUS.
+stop_daemon() {
+	kill "-${2:-TERM}" "$(wl_pid "$1")" && wait_workload "$1"
+}
+
 # Rates at which the test workloads merge in seconds (KERNEL-NOTES).
 FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 
 # Conditions for wait_until, read afresh at every poll.
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
+knob_is() { [ "$(knob_value "$1")" = "$2" ]; }
 merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
 
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as

@@ -1,8 +1,12 @@
 /* procfs.c - parsing /proc/PID/stat. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/files.h"
+#include "common/parse.h"
 #include "common/procfs.h"
 
 int proc_stat_parse(char *text, struct proc_stat *st)
@@ -34,4 +38,47 @@ int proc_stat_read(pid_t pid, struct proc_stat *st)
 	if (read_text(path, buf, sizeof buf))
 		return -1;
 	return proc_stat_parse(buf, st);
+}
+
+static void walk(pid_t pid, pid_t ppid, int depth, proc_visit_fn fn, void *arg)
+{
+	char path[80];
+	struct dirent *e;
+	DIR *d;
+
+	if (depth > 64 || (depth && fn(pid, ppid, arg)))
+		return;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d))) {
+		long long tid;
+		FILE *f;
+		int child;
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &tid))
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%lld/children", (int)pid, tid);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fscanf(f, "%d", &child) == 1)
+			walk((pid_t)child, pid, depth + 1, fn, arg);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg)
+{
+	walk(root, 0, 0, fn, arg);
+}
+
+long long proc_rss_anon_kb(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, "\nRssAnon:")))
+		return -1;
+	return strtoll(p + 10, NULL, 10);
 }

@@ -18,6 +18,17 @@ struct proc_stat {
 /* Returns 0, or -1 when PID is gone or its stat cannot be read. */
 int proc_stat_read(pid_t pid, struct proc_stat *st);
 
+/*
+ * Calls FN for every descendant of ROOT (not ROOT itself), parents before
+ * children, through /proc/PID/task/TID/children; FN returns nonzero to skip
+ * that process's own descendants.  Processes that end meanwhile are left out.
+ */
+typedef int (*proc_visit_fn)(pid_t pid, pid_t ppid, void *arg);
+void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg);
+
+/* RssAnon of /proc/PID/status in kB, or -1. */
+long long proc_rss_anon_kb(pid_t pid);
+
 /* Parse the text of a stat file (exposed for the unit tests). */
 int proc_stat_parse(char *text, struct proc_stat *st);
 

@@ -4,7 +4,11 @@
  * For each target process: the KSM-compatible private regions that the
  * allow/deny lists select (maps), their present anonymous pages (pagemap:
  * present, not file-backed, not the shared zero page), read in runs of
- * contiguous pages from /proc/PID/mem and hashed.  Identical contents
+ * contiguous pages from /proc/PID/mem and hashed.  Past a stretch of
+ * pagemap without any, the kernel is asked where the next one is
+ * (PAGEMAP_SCAN, present.c), so that terabytes of reserved address space
+ * cost next to nothing.  Older kernels: smaps says which regions hold
+ * nothing anonymous, and the others are read whole.  Identical contents
  * are counted across everything scanned, and the kernel's own accounting
  * turns the counts into pages_shared, pages_sharing and general_profit.
  *
@@ -30,6 +34,7 @@
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
+#include "eval/present.h"
 #include "eval/regionclass.h"
 #include "eval/targets.h"
 #include "kernel_abi.h"
@@ -42,6 +47,16 @@
  * A read-only tool has nothing to undo: out of memory, it stops (the x*()
  * allocators of msg.h).
  */
+
+/*
+ * Why a process was skipped, where the verdict depends on it: a TARGET whose
+ * processes were all absent from the start matched nothing (exit 125); one
+ * whose processes went away while they were read was right, and its
+ * estimate ends with nothing left (exit 1).  Compared by address.
+ */
+static const char SKIP_ABSENT[] = "no such process";
+static const char SKIP_VANISHED[] = "vanished during the scan";
+static const char SKIP_VANISHED_SETTLE[] = "vanished between the two passes (--settle)";
 
 static unsigned class_index(struct est_result *res, const struct region *r)
 {
@@ -87,7 +102,7 @@ static int read_run(struct scan *s, int from, int n, unsigned char *ok)
 	got = pread(s->mem_fd, s->buf + (size_t)from * s->page, (size_t)n * s->page,
 		    (off_t)s->batch_addr[from]);
 	if (got < 0 && errno != EIO && errno != EFAULT && errno != ENOMEM) {
-		s->fail = errno == ESRCH ? "vanished during the scan"
+		s->fail = errno == ESRCH ? SKIP_VANISHED
 			: errno == EPERM || errno == EACCES ? "permission denied (cannot read its memory)"
 			: strerror(errno);
 		return -1;
@@ -149,10 +164,60 @@ static int add_page(struct scan *s, struct region_rec *rr, uint64_t addr, uint64
 	return s->nbatch == BATCH_PAGES ? flush_batch(s, rr) : 0;
 }
 
+/*
+ * Pages [ADDR, END) by their pagemap entries: present, anonymous, not the
+ * zero page; read in windows of PAGEMAP_CHUNK entries.  A window without
+ * any is a hole: where the kernel has PAGEMAP_SCAN, it says where the next
+ * such page is, so that terabytes of reserved address space (an
+ * AddressSanitizer shadow) cost a call per stretch of pages, not the
+ * pagemap entry of every page, while memory that is present is read as it
+ * always was.
+ */
+static int read_pagemap(struct scan *s, struct region_rec *rr, uint64_t addr, uint64_t end)
+{
+	uint64_t entries[PAGEMAP_CHUNK];
+
+	while (addr < end) {
+		size_t want = (end - addr) / s->page, i, kept = 0;
+		ssize_t n;
+
+		if (want > PAGEMAP_CHUNK)
+			want = PAGEMAP_CHUNK;
+		n = pread(s->pagemap_fd, entries, want * 8, (off_t)(addr / s->page * 8));
+		if (n <= 0) {
+			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : SKIP_VANISHED;
+			return -1;
+		}
+		s->res->pagemap_entries += (uint64_t)n / 8;
+		for (i = 0; i < (size_t)n / 8; i++, addr += s->page) {
+			uint64_t e = entries[i];
+			if (!(e & PM_PRESENT) || (e & PM_FILE_OR_SHARED))
+				continue;
+			/* The shared zero page is no KSM candidate (seen with root only). */
+			if (s->zero_pfn && (e & PM_PFN_MASK) == s->zero_pfn)
+				continue;
+			kept++;
+			if (add_page(s, rr, addr, e & PM_PFN_MASK) < 0)
+				return -1;
+		}
+		if (kept || !s->pagemap_scan || addr >= end)
+			continue;
+		/* The kernel skips the zero page too where pagemap shows frames
+		 * (root), as the test above does: the same pages either way. */
+		switch (present_next(s->pagemap_fd, addr, end, s->zero_pfn != 0, &addr)) {
+		case 0:
+			return 0;
+		case -1:
+			s->fail = errno == ESRCH ? SKIP_VANISHED : strerror(errno);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int visit_region(const struct region *r, void *arg)
 {
 	struct scan *s = arg;
-	uint64_t entries[PAGEMAP_CHUNK], addr;
 	struct region_rec *rr;
 
 	if (!region_selected(&s->sel, r))
@@ -163,28 +228,10 @@ static int visit_region(const struct region *r, void *arg)
 	rr->cls = class_index(s->res, r);
 	rr->first = s->nrec;
 	rr->n = 0;
-	for (addr = r->start; addr < r->end;) {
-		size_t want = (r->end - addr) / s->page, i;
-		ssize_t n;
-
-		if (want > PAGEMAP_CHUNK)
-			want = PAGEMAP_CHUNK;
-		n = pread(s->pagemap_fd, entries, want * 8, (off_t)(addr / s->page * 8));
-		if (n <= 0) {
-			s->fail = n < 0 && errno == EACCES ? "permission denied (pagemap)" : "vanished during the scan";
-			return -1;
-		}
-		for (i = 0; i < (size_t)n / 8; i++, addr += s->page) {
-			uint64_t e = entries[i];
-			if (!(e & PM_PRESENT) || (e & PM_FILE_OR_SHARED))
-				continue;
-			/* The shared zero page is no KSM candidate (seen with root only). */
-			if (s->zero_pfn && (e & PM_PFN_MASK) == s->zero_pfn)
-				continue;
-			if (add_page(s, rr, addr, e & PM_PFN_MASK) < 0)
-				return -1;
-		}
-	}
+	/* Without PAGEMAP_SCAN, smaps says which regions hold nothing
+	 * anonymous (with it, anon_kb is not known: maps). */
+	if (r->anon_kb != 0 && read_pagemap(s, rr, r->start, r->end) < 0)
+		return -1;
 	return s->nbatch ? flush_batch(s, rr) : 0;
 }
 
@@ -209,6 +256,17 @@ static void read_comm(struct est_proc *p)
 		p->comm[0] = '\0';
 }
 
+/*
+ * Why opening a target's file failed.  ENOENT: the process is gone; absent
+ * in the first pass (a PID that matched nothing), vanished in the second.
+ */
+static const char *open_failure(const struct scan *s, int err, const char *denied)
+{
+	if (err != ENOENT && err != ESRCH)
+		return denied;
+	return s->pass ? SKIP_VANISHED_SETTLE : SKIP_ABSENT;
+}
+
 /* One pass over one process; on failure its records are dropped. */
 static void scan_process(struct scan *s, struct est_proc *p)
 {
@@ -222,26 +280,28 @@ static void scan_process(struct scan *s, struct est_proc *p)
 	snprintf(path, sizeof path, "/proc/%d/pagemap", (int)p->pid);
 	s->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->pagemap_fd < 0) {
-		p->skipped = errno == ENOENT ? "no such process" : "permission denied (pagemap)";
+		p->skipped = open_failure(s, errno, "permission denied (pagemap)");
 		return;
 	}
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)p->pid);
 	s->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (s->mem_fd < 0) {
 		close(s->pagemap_fd);
-		p->skipped = errno == ENOENT ? "no such process" : "permission denied (cannot read its memory)";
+		p->skipped = open_failure(s, errno, "permission denied (cannot read its memory)");
 		return;
 	}
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+	/* Without PAGEMAP_SCAN, smaps tells which regions hold anything
+	 * anonymous; with it, maps is enough and cheaper to read. */
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)p->pid, s->pagemap_scan ? "maps" : "smaps");
 	ret = maps_for_each(path, mapsbuf, sizeof mapsbuf, visit_region, s);
 	close(s->pagemap_fd);
 	close(s->mem_fd);
 	/* A process that exited while it was read: /proc/PID/mem reads nothing. */
 	snprintf(path, sizeof path, "/proc/%d", (int)p->pid);
 	if (!s->fail && access(path, F_OK) < 0)
-		s->fail = "vanished during the scan";
+		s->fail = SKIP_VANISHED;
 	if (ret < 0 && !s->fail)
-		s->fail = errno == ENOENT || errno == ESRCH ? "vanished during the scan" : "permission denied (maps)";
+		s->fail = errno == ENOENT || errno == ESRCH ? SKIP_VANISHED : "permission denied (maps)";
 	if (s->fail) {
 		p->skipped = s->fail;
 		s->nrec = rec0;
@@ -252,10 +312,11 @@ static void scan_process(struct scan *s, struct est_proc *p)
 	p->nrec = s->nrec - rec0;
 }
 
-static void scan_all(struct scan *s)
+static void scan_all(struct scan *s, int pass)
 {
 	size_t i;
 
+	s->pass = pass;
 	s->nrec = s->nregs = 0;
 	for (i = 0; i < s->res->nprocs; i++) {
 		s->proc = (unsigned)i;
@@ -358,6 +419,8 @@ static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list 
 	free(zero);
 	s->zero_pfn = find_zero_pfn(s->page);
 	r->pfn_visible = s->zero_pfn != 0;
+	s->pagemap_scan = present_scan_probe();
+	r->pagemap_scan = s->pagemap_scan;
 	r->max_page_sharing = (int)knob("max_page_sharing", 256);
 	if (r->max_page_sharing < 2)
 		r->max_page_sharing = 2;
@@ -365,6 +428,35 @@ static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list 
 	r->settle = o->settle;
 	s->progress = isatty(STDERR_FILENO);
 	return 0;
+}
+
+/*
+ * No process was read: why, and the exit status.  Only absent processes:
+ * the TARGET matched nothing (125).  Processes that vanished while they
+ * were estimated: the TARGET was right and nothing is left (1).  Unreadable
+ * ones (said above, one line each): reading them needs rights (1).
+ */
+static int nothing_estimated(const char *target, const struct est_result *r)
+{
+	size_t i, absent = 0, vanished = 0;
+
+	for (i = 0; i < r->nprocs; i++) {
+		const char *why = r->procs[i].skipped;
+		absent += why == SKIP_ABSENT;
+		vanished += why == SKIP_VANISHED || why == SKIP_VANISHED_SETTLE;
+	}
+	if (absent == r->nprocs) {
+		msg("--estimate=%s: matches no process", target);
+		return 125;
+	}
+	if (absent + vanished == r->nprocs) {
+		msg("--estimate=%s: nothing left to estimate: %s exited during the estimate", target,
+		    r->nprocs == 1 ? "the process" : "every process found");
+		return 1;
+	}
+	msg("--estimate=%s: no process could be read: reading another process's memory "
+	    "needs root, or the processes' own user (and ptrace allowed)", target);
+	return 1;
 }
 
 int estimate_main(const struct estimate_opts *o)
@@ -379,7 +471,7 @@ int estimate_main(const struct estimate_opts *o)
 	if (setup(&s, o, &pids) < 0)
 		return 125;
 	s.start = now_s();
-	scan_all(&s);
+	scan_all(&s, 0);
 	if (o->settle > 0) {
 		struct record *first = s.recs;
 		struct est_proc *first_procs = xmalloc(res.nprocs * sizeof *first_procs);
@@ -394,7 +486,7 @@ int estimate_main(const struct estimate_opts *o)
 		res.classes = NULL;
 		res.nclasses = 0;
 		nanosleep(&ts, NULL);
-		scan_all(&s);
+		scan_all(&s, 1);
 		mark_volatile(&s, first, first_procs);
 		free(first);
 		free(first_procs);
@@ -417,18 +509,7 @@ int estimate_main(const struct estimate_opts *o)
 	}
 	res.seconds = now_s() - s.start - o->settle;
 	if (!scanned) {
-		/* Only absent processes: the TARGET matched nothing.  Unreadable
-		 * ones were said above; nothing is left to estimate. */
-		for (i = 0; i < res.nprocs && !strcmp(res.procs[i].skipped, "no such process"); i++)
-			;
-		if (i == res.nprocs) {
-			msg("--estimate=%s: matches no process", o->target);
-			status = 125;
-		} else {
-			msg("--estimate=%s: no process could be read: reading another process's memory "
-			    "needs root, or the processes' own user (and ptrace allowed)", o->target);
-			status = 1;
-		}
+		status = nothing_estimated(o->target, &res);
 		goto out;
 	}
 	if (predict(&s) < 0)

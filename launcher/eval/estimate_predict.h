@@ -5,6 +5,7 @@
 #ifndef KSMRUN_ESTIMATE_PREDICT_H
 #define KSMRUN_ESTIMATE_PREDICT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -43,6 +44,8 @@ struct scan {
 	pid_t pid;
 	int pagemap_fd, mem_fd;
 	const char *fail;               /* why the current process failed */
+	int pass;                       /* 0, or 1: the second pass of --settle */
+	bool pagemap_scan;              /* the kernel answers PAGEMAP_SCAN (present.c) */
 	uint64_t zero_hash, zero_pfn;
 	char *buf;
 	uint64_t batch_addr[BATCH_PAGES], batch_pfn[BATCH_PAGES];

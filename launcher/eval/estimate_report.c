@@ -81,7 +81,8 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 		"\"single_frame_pages\":%llu,"
 		"\"max_page_sharing\":%d,\"use_zero_pages\":%d,\"settle_seconds\":%g,"
 		"\"scan\":{\"seconds\":%.3f,\"bytes\":%llu,\"gib_per_second\":%.2f,"
-		"\"table_bytes\":%zu,\"record_bytes\":%zu,\"pfn_visible\":%s},",
+		"\"table_bytes\":%zu,\"record_bytes\":%zu,\"pfn_visible\":%s,\"present_ranges\":\"%s\","
+		"\"pagemap_entries\":%llu},",
 		(unsigned long long)r->pages_sharing, (unsigned long long)r->pages_shared,
 		(unsigned long long)r->pages_unshared, (unsigned long long)r->zero_pages,
 		(unsigned long long)r->volatile_pages, (unsigned long long)r->candidate,
@@ -91,7 +92,8 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 		r->max_page_sharing, r->use_zero_pages, r->settle, r->seconds,
 		(unsigned long long)r->bytes_read,
 		r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0,
-		r->table_bytes, r->record_bytes, r->pfn_visible ? "true" : "false");
+		r->table_bytes, r->record_bytes, r->pfn_visible ? "true" : "false",
+		r->pagemap_scan ? "pagemap_scan" : "smaps", (unsigned long long)r->pagemap_entries);
 	fputs("\"processes\":[", f);
 	for (i = 0; i < r->nprocs; i++) {
 		const struct est_proc *p = procs[i];

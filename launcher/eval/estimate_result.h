@@ -45,8 +45,10 @@ struct est_result {
 	long long page_size;                  /* bytes, of the machine that was read */
 	double seconds, settle;
 	uint64_t bytes_read;
+	uint64_t pagemap_entries;             /* read from pagemap: the walk's work */
 	size_t table_bytes, record_bytes;
 	bool pfn_visible;
+	bool pagemap_scan;                    /* present ranges from PAGEMAP_SCAN; else smaps */
 };
 
 #endif

@@ -45,6 +45,11 @@ static const struct {
 };
 #define NKNOWN (int)(sizeof known / sizeof known[0])
 
+bool knob_is_rate(const char *name)
+{
+	return !strcmp(name, "pages_to_scan") || !strcmp(name, "sleep_millisecs") || !strncmp(name, "advisor_", 8);
+}
+
 const char *knob_known_name(int i)
 {
 	return i >= 0 && i < NKNOWN ? known[i].name : NULL;

@@ -21,6 +21,12 @@ struct knob_set {
 	} k[MAX_KNOBS];
 };
 
+/*
+ * The knobs that set ksmd's scan rate (pages_to_scan, sleep_millisecs, the
+ * advisor's): only the machine's one tuner writes them (election.h).
+ */
+bool knob_is_rate(const char *name);
+
 /* The knobs ksm-run knows, in write order: NULL after the last. */
 const char *knob_known_name(int i);
 

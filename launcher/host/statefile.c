@@ -59,10 +59,17 @@ static int ours(int fd)
 int statefile_lock(const char *dir)
 {
 	int fd = open_in(dir, "lock", O_RDWR | O_CREAT, 0600), r;
+	struct stat st;
 
 	if (fd < 0)
 		return fd;
 	if ((r = ours(fd))) {
+		close(fd);
+		return r;
+	}
+	/* Anyone who can open it can hold it, and make every ksm-run wait: 0600. */
+	if (fstat(fd, &st) == 0 && (st.st_mode & 077) && fchmod(fd, 0600)) {
+		r = -errno;
 		close(fd);
 		return r;
 	}

@@ -14,16 +14,22 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/files.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/knobs.h"
-#include "host/knobstate.h"
+#include "common/json.h"
+#include "host/hoststate.h"
+#include "host/managers.h"
+#include "host/statefile.h"
 #include "host/status.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
+#include "maps.h"
+#include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
 int status_probe_exec_inherit(void)
@@ -96,15 +102,46 @@ static int cmp_top(const void *a, const void *b)
 	return (y->merging > x->merging) - (y->merging < x->merging);
 }
 
-static void top_processes(long long page)
+struct kept {
+	long long kept_kb, secret_kb;
+};
+
+/* Anonymous memory of a private region that is not mergeable, and secret-like. */
+static int count_kept(const struct region *r, void *arg)
+{
+	struct kept *k = arg;
+
+	if (r->cls == REGION_SHARED || r->cls == REGION_SPECIAL || r->anon_kb <= 0 || r->vmflags < 0)
+		return 0;
+	if (region_is_secret(r))
+		k->secret_kb += r->anon_kb;
+	else if (!(r->vmflags & VMF_MG))
+		k->kept_kb += r->anon_kb;
+	return 0;
+}
+
+/* From smaps: what a merging process keeps out (-1 each when unreadable). */
+static void read_kept(int pid, struct kept *k)
+{
+	char path[64], buf[16384];
+
+	snprintf(path, sizeof path, "/proc/%d/smaps", pid);
+	k->kept_kb = k->secret_kb = 0;
+	if (maps_for_each(path, buf, sizeof buf, count_kept, k) < 0)
+		k->kept_kb = k->secret_kb = -1;
+}
+
+/* The processes with merged pages, most first: N of them in *OUT (to free). */
+static int merging_processes(struct top **out)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	struct top *t = NULL;
 	int n = 0, cap = 0;
 
+	*out = NULL;
 	if (!d)
-		return;
+		return 0;
 	while ((e = readdir(d))) {
 		struct ksmenable_stat st;
 		char path[64];
@@ -131,19 +168,163 @@ static void top_processes(long long page)
 		n++;
 	}
 	closedir(d);
-	qsort(t, (size_t)n, sizeof *t, cmp_top);
+	/* With no process listed t is NULL, and qsort(NULL, 0, ...) is undefined
+	 * (its pointer must be valid even for no elements; UBSan's nonnull check). */
+	if (n)
+		qsort(t, (size_t)n, sizeof *t, cmp_top);
+	*out = t;
+	return n;
+}
+
+static void top_processes(long long page)
+{
+	struct top *t;
+	int n = merging_processes(&t);
+
 	printf("\nprocesses with the most merged pages:\n");
 	if (!n)
 		printf("  none%s\n", geteuid() ? " readable (other users' ksm_stat needs root)" : "");
 	else
-		printf("  %7s %-16s %12s %14s\n", "PID", "COMM", "MERGED KiB", "PROFIT KiB");
-	for (int i = 0; i < n && i < 10; i++)
-		printf("  %7d %-16s %12lld %14lld\n", t[i].pid, printable(t[i].comm), t[i].merging * page / 1024,
-		       t[i].profit / 1024);
+		printf("  %7s %-16s %12s %14s %16s %14s\n", "PID", "COMM", "MERGED KiB", "PROFIT KiB",
+		       "KEPT OUT KiB", "SECRET KiB");
+	for (int i = 0; i < n && i < 10; i++) {
+		struct kept k;
+		read_kept(t[i].pid, &k);
+		printf("  %7d %-16s %12lld %14lld %16lld %14lld\n", t[i].pid, printable(t[i].comm),
+		       t[i].merging * page / 1024, t[i].profit / 1024, k.kept_kb, k.secret_kb);
+	}
+	if (n)
+		printf("  (kept out: anonymous memory of private regions that is not mergeable, by the\n"
+		       "   program's own MADV_UNMERGEABLE or the library's lists; secret-like: wiped on fork,\n"
+		       "   or locked and kept out of core dumps; from smaps, -1 when unreadable)\n");
 	free(t);
 }
 
-int status_main(void)
+/* Who tunes, in which phase, every registered instance, and the saved knobs. */
+static void tuning_text(void)
+{
+	static struct hoststate st;
+	char why[256], mgr[128];
+	int r = hoststate_peek(&st, why, sizeof why), live = 0;
+
+	printf("\ntuning:\n");
+	if (r == -ENOENT) {
+		printf("  no ksm-run instance is registered\n");
+	} else if (r == -EINVAL) {
+		printf("  the state file is CORRUPT (%s): not used; `ksm-run --restore` refuses it\n", why);
+	} else if (r < 0) {
+		printf("  cannot read %s/state: %s%s\n", STATE_DIR, strerror(-r), r == -EACCES ? " (it is root's)" : "");
+	} else {
+		for (int i = 0; i < st.nusers; i++)
+			live += user_alive(&st.users[i]);
+		if (st.tuner)
+			printf("  tuner:    pid %d, phase %s\n", (int)st.tuner, held_phase_name(st.tuner_phase));
+		else
+			printf("  tuner:    none\n");
+		printf("  %7s %-8s %-6s %-20s %s\n", "PID", "KIND", "TUNES", "SINCE", "COMMAND");
+		for (int i = 0; i < st.nusers; i++) {
+			const struct state_user *u = &st.users[i];
+			time_t since = (time_t)u->since;
+			char when[32] = "-";
+			struct tm tm;
+			if (since && localtime_r(&since, &tm))
+				strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+			printf("  %7d %-8s %-6s %-20s %s%s\n", (int)u->pid, u->kind == USER_DAEMON ? "daemon" : "command",
+			       u->pid == st.tuner ? "yes" : u->wants_tuning ? "no" : "never", when, printable(u->name),
+			       user_alive(u) ? "" : "  (gone)");
+		}
+		if (!live)
+			printf("  saved knobs LEFT BEHIND by a killed ksm-run; `ksm-run --restore` puts them back:");
+		else
+			printf("  saved knobs (restored when the last ends):");
+		for (int i = 0; i < st.saved.n; i++)
+			printf(" %s=%s", st.saved.k[i].name, st.saved.k[i].value);
+		printf("\n");
+	}
+	if (other_manager(mgr, sizeof mgr))
+		printf("  another KSM manager runs: %s\n", mgr);
+}
+
+static void status_json(void)
+{
+	static const char *const counters[] = {
+		"general_profit", "pages_shared", "pages_sharing", "pages_unshared", "pages_volatile",
+		"ksm_zero_pages", "full_scans", "pages_scanned", "pages_skipped", "stable_node_chains",
+		"stable_node_dups",
+	};
+	static struct hoststate st;
+	struct knob_set knobs;
+	struct top *t;
+	char path[128], val[64], why[256], mgr[128];
+	long long page = sysconf(_SC_PAGESIZE), v;
+	int n, r;
+
+	knobs_read_all(&knobs);
+	printf("{\"knobs\":{");
+	for (int i = 0; i < knobs.n; i++) {
+		printf("%s", i ? "," : "");
+		json_str(stdout, knobs.k[i].name);
+		putchar(':');
+		if (!parse_ll(knobs.k[i].value, LLONG_MIN + 1, LLONG_MAX, &v))
+			printf("%lld", v);
+		else
+			json_str(stdout, knobs.k[i].value);
+	}
+	printf("},\"counters\":{");
+	for (size_t i = 0, k = 0; i < sizeof counters / sizeof counters[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, counters[i]);
+		if (read_text(path, val, sizeof val) || parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v))
+			continue;
+		printf("%s\"%s\":%lld", k++ ? "," : "", counters[i], v);
+	}
+	r = hoststate_peek(&st, why, sizeof why);
+	printf("},\"tuning\":{\"state\":\"%s\",\"tuner\":",
+	       r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
+	if (r == 0 && st.tuner)
+		printf("{\"pid\":%d,\"phase\":\"%s\"}", (int)st.tuner, held_phase_key(st.tuner_phase));
+	else
+		printf("null");
+	printf(",\"instances\":[");
+	for (int i = 0; r == 0 && i < st.nusers; i++) {
+		const struct state_user *u = &st.users[i];
+		printf("%s{\"pid\":%d,\"kind\":\"%s\",\"since\":%lld,\"tunes\":%s,\"wants_tuning\":%s,"
+		       "\"alive\":%s,\"command\":", i ? "," : "", (int)u->pid, u->kind == USER_DAEMON ? "daemon" : "command",
+		       u->since, u->pid == st.tuner ? "true" : "false", u->wants_tuning ? "true" : "false",
+		       user_alive(u) ? "true" : "false");
+		json_str(stdout, u->name);
+		putchar('}');
+	}
+	printf("],\"saved_knobs\":");
+	if (r == 0) {
+		printf("{");
+		for (int i = 0; i < st.saved.n; i++) {
+			printf("%s", i ? "," : "");
+			json_str(stdout, st.saved.k[i].name);
+			putchar(':');
+			json_str(stdout, st.saved.k[i].value);
+		}
+		printf("}");
+	} else {
+		printf("null");
+	}
+	printf(",\"other_manager\":");
+	json_str(stdout, other_manager(mgr, sizeof mgr));
+	printf("},\"processes\":[");
+	n = merging_processes(&t);
+	for (int i = 0; i < n && i < 10; i++) {
+		struct kept k;
+		read_kept(t[i].pid, &k);
+		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", t[i].pid);
+		json_str(stdout, t[i].comm);
+		printf(",\"merged_bytes\":%lld,\"profit_bytes\":%lld,\"kept_out_bytes\":%lld,\"secret_bytes\":%lld}",
+		       t[i].merging * page, t[i].profit, k.kept_kb < 0 ? -1 : k.kept_kb * 1024,
+		       k.secret_kb < 0 ? -1 : k.secret_kb * 1024);
+	}
+	free(t);
+	printf("]}\n");
+}
+
+int status_main(bool json)
 {
 	static const char *const counters[] = {
 		"general_profit", "pages_shared", "pages_sharing", "pages_unshared", "pages_volatile",
@@ -156,7 +337,14 @@ int status_main(void)
 	bool prctl_ok = prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
-		printf("KSM: not available (no %s: kernel without CONFIG_KSM)\n", KSM_SYSFS_DIR);
+		if (json)
+			printf("{\"available\":false}\n");
+		else
+			printf("KSM: not available (no %s: kernel without CONFIG_KSM)\n", KSM_SYSFS_DIR);
+		return 0;
+	}
+	if (json) {
+		status_json();
 		return 0;
 	}
 	knobs_read_all(&knobs);
@@ -184,7 +372,6 @@ int status_main(void)
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");
 	top_processes(page);
-	knobstate_describe(buf, sizeof buf);
-	printf("\nsaved knob state: %s\n", buf);
+	tuning_text();
 	return 0;
 }

@@ -2,8 +2,10 @@
 #ifndef KSMRUN_STATUS_H
 #define KSMRUN_STATUS_H
 
-/* Prints the status on stdout; the exit status. */
-int status_main(void);
+#include <stdbool.h>
+
+/* Prints the status on stdout (JSON: one object); the exit status. */
+int status_main(bool json);
 
 /*
  * The probe behind "merge flag inherited across exec": --status runs

@@ -1,21 +1,31 @@
 /*
- * tune.c: the default tuning policy, used when the user gives no rate.
+ * tune.c: the tuning policy, used when the user gives no rate.
  *
  * The kernel default (100 pages every 20 ms) is too slow to matter, and a
  * fixed high rate keeps ksmd busy for as long as it is set.  The kernel's
- * scan-time advisor does not fit a single command either: it measures scan
- * times in whole seconds with a floor of 10% CPU, so when a full scan takes
- * under a second (a few hundred MiB of candidates) it drives pages_to_scan
- * up to advisor_max_pages_to_scan; measured on 6.18 with 8 Python workers,
- * it kept ksmd at about 50% of a core, more than the fixed boost rate.
+ * scan-time advisor does not fit either: it measures scan times in whole
+ * seconds with a floor of 10% CPU, so when a full scan takes under a
+ * second (a few hundred MiB of candidates) it drives pages_to_scan up to
+ * advisor_max_pages_to_scan; measured on 6.18 with 8 Python workers, it
+ * kept ksmd at about 50% of a core, more than the fixed boost rate.
  *
- * So ksm-run does the scan-time idea itself, in two phases:
- *  boost:  5000 pages every 10 ms while the command's memory is merged;
- *  steady: once the last WINDOW_S seconds (with a full scan in them) added
- *          under 2% to pages_sharing, the previous sleep_millisecs and a
- *          pages_to_scan sized for one full scan every STEADY_SCAN_S.
- * The steady rate follows the number of candidate pages; if they grow by
- * half (the command allocated much more), it boosts again.
+ * So the tuner does the scan-time idea itself, in two phases:
+ *  boost:  5000 pages every 10 ms while there is new memory to merge;
+ *  steady: the previous sleep_millisecs and a pages_to_scan sized for one
+ *          full scan every steady_scan_s.
+ * The boost ends when the candidate memory (the present anonymous memory
+ * of the processes KSM may merge) has stopped growing and has been scanned
+ * since, and the last WINDOW_S seconds (with a full scan in them) added
+ * under 2% to pages_sharing: memory that arrives late and in waves (guests
+ * that boot, then fill their RAM) is not left to the slow rate.  In the
+ * steady phase, new candidate memory, or a command registered by another
+ * instance, brings the boost back at once.
+ *
+ * The daemon adds three rules (tune_config): under memory pressure the
+ * steady phase scans four times as often, with plenty of memory half as
+ * often; ksmd is held under max_cpu_pct of one core; and when what is
+ * saved stops paying for ksmd's CPU (general_profit per percent of CPU
+ * under profit_floor for COST_WINDOW_S) the rate drops to the minimum.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -28,21 +38,46 @@
 
 #define BOOST_PAGES 5000
 #define BOOST_SLEEP "10"
-#define BOOST_MAX_S 60.0
+#define BOOST_MAX_S 60.0               /* after the memory last grew */
 #define MIN_BOOST_S 10.0
 #define WINDOW_S 5.0
 /* Scans needed before judging: the first only records checksums. */
 #define MIN_SCANS 3
 #define STEADY_SCAN_S 20
 #define STEADY_MIN_PAGES 100
+/* Candidate memory "grew": by more than 1% and 256 pages (1 MiB of 4 KiB pages). */
+#define GROWTH_PAGES 256
+/* In the steady phase, new memory worth a boost: 5% and 2048 pages. */
+#define NEW_WORK_PAGES 2048
+#define COST_WINDOW_S 300.0
 
-void tune_start(struct tuner *t, const char *sleep_before, bool have_advisor, double now,
-		struct knob_set *want)
+void tune_defaults(struct tune_config *cfg)
+{
+	cfg->steady_scan_s = STEADY_SCAN_S;
+	cfg->max_cpu_pct = 0;
+	cfg->profit_floor = 0;
+	cfg->adapt_to_pressure = false;
+}
+
+static void reset(struct tuner *t, const struct tune_config *cfg, const char *sleep_before)
+{
+	memset(t, 0, sizeof *t);
+	if (cfg)
+		t->cfg = *cfg;
+	else
+		tune_defaults(&t->cfg);
+	snprintf(t->sleep_before, sizeof t->sleep_before, "%s", sleep_before ? sleep_before : "20");
+	t->start_scans = -1;
+	t->cand_base = -1;
+	t->scans_at_growth = -1;
+}
+
+void tune_start(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,
+		bool have_advisor, double now, struct knob_set *want)
 {
 	char v[16];
 
-	memset(t, 0, sizeof *t);
-	snprintf(t->sleep_before, sizeof t->sleep_before, "%s", sleep_before ? sleep_before : "20");
+	reset(t, cfg, sleep_before);
 	if (have_advisor)
 		knob_put(want, "advisor_mode", "none");
 	snprintf(v, sizeof v, "%d", BOOST_PAGES);
@@ -51,91 +86,198 @@ void tune_start(struct tuner *t, const char *sleep_before, bool have_advisor, do
 	t->phase = TUNE_BOOST;
 	t->boosts = 1;
 	t->boost_start = now;
-	t->start_scans = -1;
+	t->last_growth = now;
 }
 
-static long long steady_pages(long long rmap, long long sleep_ms)
+static long long sleep_ms_of(const struct tuner *t)
 {
-	long long p = rmap * (sleep_ms > 0 ? sleep_ms : 1) / (STEADY_SCAN_S * 1000);
+	long long ms = 20;
+
+	parse_ll(t->sleep_before, 0, INT_MAX, &ms);
+	return ms > 0 ? ms : 1;
+}
+
+/* The steady scan period, after memory pressure. */
+static double steady_period(const struct tuner *t, double pressure)
+{
+	double s = t->cfg.steady_scan_s > 0 ? t->cfg.steady_scan_s : STEADY_SCAN_S;
+
+	if (t->cfg.adapt_to_pressure && pressure >= 0)
+		s *= pressure > 0.2 ? 0.25 : pressure < 0.02 ? 2.0 : 1.0;
+	return s;
+}
+
+static long long steady_pages(const struct tuner *t, long long rmap, double pressure)
+{
+	long long p = (long long)((double)rmap * (double)sleep_ms_of(t) / (steady_period(t, pressure) * 1000));
 
 	return p < STEADY_MIN_PAGES ? STEADY_MIN_PAGES : p > BOOST_PAGES ? BOOST_PAGES : p;
+}
+
+/* Within the CPU ceiling: fewer pages when ksmd used more than it may. */
+static long long within_cpu(const struct tuner *t, long long pages, double cpu_pct)
+{
+	if (t->cfg.max_cpu_pct <= 0 || cpu_pct <= t->cfg.max_cpu_pct || cpu_pct <= 0)
+		return pages;
+	pages = (long long)((double)pages * t->cfg.max_cpu_pct / cpu_pct);
+	return pages < STEADY_MIN_PAGES ? STEADY_MIN_PAGES : pages;
 }
 
 static void describe(struct tuner *t)
 {
 	snprintf(t->handover, sizeof t->handover,
-		 "boost %d/%sms for %.0f s%s, then %lld pages every %s ms (a full scan about every %d s)",
-		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on growth)" : "",
-		 t->steady_pages, t->sleep_before, STEADY_SCAN_S);
+		 "boost %d/%sms for %.0f s%s, then %lld pages every %s ms (a full scan about every %.0f s)%s",
+		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on new memory)" : "",
+		 t->steady_pages, t->sleep_before, t->cfg.steady_scan_s,
+		 t->frugal ? "; slowed to the minimum: merging did not pay for ksmd's CPU" : "");
 }
 
-static void go_steady(struct tuner *t, const struct sys_sample *ss, struct knob_set *out)
+static void go_steady(struct tuner *t, const struct tune_input *in, struct knob_set *out, const char *why)
 {
 	char v[32];
-	long long sleep_ms = 20;
 
-	parse_ll(t->sleep_before, 0, INT_MAX, &sleep_ms);
 	t->phase = TUNE_STEADY;
-	t->boost_total += ss->t - t->boost_start;
-	t->rmap_at_handover = sys_rmap_items(ss);
-	t->steady_pages = steady_pages(t->rmap_at_handover, sleep_ms);
+	t->boost_total += in->now->t - t->boost_start;
+	t->rmap_at_handover = sys_rmap_items(in->now);
+	t->cand_at_handover = in->candidate_pages;
+	t->steady_pages = within_cpu(t, steady_pages(t, t->rmap_at_handover, in->pressure), in->ksmd_cpu_pct);
 	snprintf(v, sizeof v, "%lld", t->steady_pages);
 	knob_put(out, "sleep_millisecs", t->sleep_before);
 	knob_put(out, "pages_to_scan", v);
 	describe(t);
+	snprintf(t->last_decision, sizeof t->last_decision, "steady (%s): %lld pages every %s ms", why,
+		 t->steady_pages, t->sleep_before);
 }
 
-static void boost_again(struct tuner *t, const struct sys_sample *ss, struct knob_set *out)
+static void boost_again(struct tuner *t, const struct tune_input *in, struct knob_set *out, const char *why)
 {
-	char v[16];
-
-	snprintf(v, sizeof v, "%d", BOOST_PAGES);
-	t->phase = TUNE_BOOST;
-	t->boosts++;
-	t->boost_start = ss->t;
-	t->start_scans = -1;
-	t->nhist = 0;
-	knob_put(out, "pages_to_scan", v);
-	knob_put(out, "sleep_millisecs", BOOST_SLEEP);
-}
-
-static void steady_tick(struct tuner *t, const struct sys_sample *ss, struct knob_set *out)
-{
-	long long rmap = sys_rmap_items(ss), sleep_ms = 20, want;
 	char v[32];
 
+	snprintf(v, sizeof v, "%lld", within_cpu(t, BOOST_PAGES, in->ksmd_cpu_pct));
+	t->phase = TUNE_BOOST;
+	t->boosts++;
+	t->boost_start = in->now->t;
+	t->last_growth = in->now->t;
+	t->start_scans = -1;
+	t->nhist = 0;
+	t->frugal = false;
+	t->cheap_since = 0;
+	knob_put(out, "pages_to_scan", v);
+	knob_put(out, "sleep_millisecs", BOOST_SLEEP);
+	snprintf(t->last_decision, sizeof t->last_decision, "boost (%s): %s pages every %s ms", why, v, BOOST_SLEEP);
+}
+
+void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,
+			const struct sys_sample *now, struct knob_set *want)
+{
+	struct tune_input in = { .now = now, .first = now, .candidate_pages = -1, .pressure = -1, .ksmd_cpu_pct = -1 };
+
+	reset(t, cfg, sleep_before);
+	t->boost_start = now->t;
+	go_steady(t, &in, want, "taken over from a tuner that ended");
+}
+
+/* The memory to merge: follow its growth (for the end of a boost). */
+static void follow_candidate(struct tuner *t, const struct tune_input *in, long long scans)
+{
+	long long c = in->candidate_pages;
+
+	if (c < 0)
+		return;
+	if (t->cand_base < 0 || c > t->cand_base + t->cand_base / 100 + GROWTH_PAGES) {
+		t->cand_base = c;
+		t->last_growth = in->now->t;
+		t->scans_at_growth = scans;
+	}
+}
+
+/* Has the memory stopped growing, and been scanned since?  (True when unknown.) */
+static bool candidate_settled(const struct tuner *t, long long scans)
+{
+	return t->cand_base < 0 || t->scans_at_growth < 0 || scans >= t->scans_at_growth + 2;
+}
+
+/* The daemon's cost rule: general_profit per percent of ksmd CPU, over COST_WINDOW_S. */
+static void cost_check(struct tuner *t, const struct tune_input *in, struct knob_set *out)
+{
+	long long gp = sys_value(in->now, "general_profit");
+	char v[16];
+
+	if (t->cfg.profit_floor <= 0 || in->ksmd_cpu_pct <= 0 || gp == LLONG_MIN || t->frugal)
+		return;
+	if ((double)gp / in->ksmd_cpu_pct >= t->cfg.profit_floor) {
+		t->cheap_since = 0;
+		return;
+	}
+	if (!t->cheap_since) {
+		t->cheap_since = in->now->t;
+		return;
+	}
+	if (in->now->t - t->cheap_since < COST_WINDOW_S)
+		return;
+	t->frugal = true;
+	t->steady_pages = STEADY_MIN_PAGES;
+	snprintf(v, sizeof v, "%d", STEADY_MIN_PAGES);
+	knob_put(out, "pages_to_scan", v);
+	describe(t);
+	snprintf(t->last_decision, sizeof t->last_decision,
+		 "slowed to %d pages every %s ms: %.1f MiB saved for %.1f%% of a core, under the floor for %.0f s",
+		 STEADY_MIN_PAGES, t->sleep_before, (double)gp / 1048576.0, in->ksmd_cpu_pct, COST_WINDOW_S);
+}
+
+static void steady_tick(struct tuner *t, const struct tune_input *in, struct knob_set *out)
+{
+	long long rmap = sys_rmap_items(in->now), want, c = in->candidate_pages;
+	char v[32];
+
+	if (in->new_work) {
+		boost_again(t, in, out, "a command registered");
+		return;
+	}
+	if (c >= 0 && t->cand_at_handover >= 0 && c > t->cand_at_handover + t->cand_at_handover / 20 + NEW_WORK_PAGES) {
+		boost_again(t, in, out, "new memory to merge");
+		return;
+	}
 	if (rmap < 0)
 		return;
 	if (rmap > t->rmap_at_handover * 3 / 2 && rmap - t->rmap_at_handover > 25600) {
-		boost_again(t, ss, out);
+		boost_again(t, in, out, "the tracked pages grew by half");
 		return;
 	}
-	parse_ll(t->sleep_before, 0, INT_MAX, &sleep_ms);
-	want = steady_pages(rmap, sleep_ms);
+	/* Less memory than at the hand-over: the new baseline. */
+	if (c >= 0 && c < t->cand_at_handover)
+		t->cand_at_handover = c;
+	cost_check(t, in, out);
+	if (t->frugal)
+		return;
+	want = within_cpu(t, steady_pages(t, rmap, in->pressure), in->ksmd_cpu_pct);
 	/* Small changes are not worth a write. */
 	if (want * 4 > t->steady_pages * 5 || want * 5 < t->steady_pages * 4) {
 		t->steady_pages = want;
 		snprintf(v, sizeof v, "%lld", want);
 		knob_put(out, "pages_to_scan", v);
 		describe(t);
+		snprintf(t->last_decision, sizeof t->last_decision, "steady rate %lld pages every %s ms", want,
+			 t->sleep_before);
 	}
 }
 
-void tune_tick(struct tuner *t, const struct sys_sample *first, const struct sys_sample *last,
-	       struct knob_set *out)
+void tune_tick(struct tuner *t, const struct tune_input *in, struct knob_set *out)
 {
-	long long scans = sys_value(last, "full_scans");
-	long long sharing = sys_value(last, "pages_sharing");
-	double now = last->t;
+	long long scans = sys_value(in->now, "full_scans");
+	long long sharing = sys_value(in->now, "pages_sharing");
+	double now = in->now->t;
 	int n = (int)(sizeof t->hist / sizeof t->hist[0]);
 
 	out->n = 0;
+	t->last_decision[0] = '\0';
 	if (t->phase == TUNE_STEADY)
-		steady_tick(t, last, out);
+		steady_tick(t, in, out);
 	if (t->phase != TUNE_BOOST || scans == LLONG_MIN || sharing == LLONG_MIN)
 		return;
 	if (t->start_scans < 0)
-		t->start_scans = t->boosts == 1 ? sys_value(first, "full_scans") : scans;
+		t->start_scans = t->boosts == 1 ? sys_value(in->first, "full_scans") : scans;
+	follow_candidate(t, in, scans);
 	if (t->nhist == n) {
 		memmove(t->hist, t->hist + 1, sizeof t->hist[0] * (size_t)(n - 1));
 		t->nhist--;
@@ -144,11 +286,12 @@ void tune_tick(struct tuner *t, const struct sys_sample *first, const struct sys
 	t->hist[t->nhist].scans = scans;
 	t->hist[t->nhist].sharing = sharing;
 	t->nhist++;
-	if (now - t->boost_start > BOOST_MAX_S) {
-		go_steady(t, last, out);
+	if (now - (t->last_growth > t->boost_start ? t->last_growth : t->boost_start) > BOOST_MAX_S) {
+		go_steady(t, in, out, "a minute without new memory");
 		return;
 	}
-	if (now - t->boost_start < MIN_BOOST_S || scans - t->start_scans < MIN_SCANS)
+	if (now - t->boost_start < MIN_BOOST_S || scans - t->start_scans < MIN_SCANS ||
+	    !candidate_settled(t, scans))
 		return;
 	/* The newest sample at least WINDOW_S old: did the window merge much? */
 	for (int i = t->nhist - 1; i >= 0; i--) {
@@ -157,7 +300,7 @@ void tune_tick(struct tuner *t, const struct sys_sample *first, const struct sys
 		long long growth = sharing - t->hist[i].sharing;
 		long long small = sharing / 50 > 64 ? sharing / 50 : 64;
 		if (scans > t->hist[i].scans && growth <= small)
-			go_steady(t, last, out);
+			go_steady(t, in, out, "merging levelled off");
 		return;
 	}
 }

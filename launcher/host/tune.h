@@ -1,8 +1,8 @@
 /*
- * tune.h - the default tuning policy (tune.c), used when the user gives no
- * rate.  The policy is pure: fed samples of the KSM counters, it says which
- * knobs to write; the caller writes them.  So it can be tested on recorded
- * samples without root.
+ * tune.h - the tuning policy of the machine's one tuner (tune.c), for a
+ * command's run and for the daemon.  The policy is pure: fed samples, it
+ * says which knobs to write; the caller writes them.  So it can be tested
+ * on recorded samples without root.
  */
 #ifndef KSMRUN_TUNE_H
 #define KSMRUN_TUNE_H
@@ -14,29 +14,55 @@
 
 enum tune_phase { TUNE_OFF, TUNE_BOOST, TUNE_STEADY };
 
+/* What the daemon can set; a command's run takes the defaults (tune_defaults). */
+struct tune_config {
+	double steady_scan_s;          /* a full scan every this many seconds in the steady phase */
+	double max_cpu_pct;            /* ksmd's CPU ceiling, percent of one core; 0 none */
+	double profit_floor;           /* bytes of general_profit per percent of ksmd CPU below
+					* which the rate drops to the minimum; 0 never */
+	bool adapt_to_pressure;        /* scan faster under memory pressure, slower without */
+};
+
+/* One step's inputs besides the counters. */
+struct tune_input {
+	const struct sys_sample *first, *now;
+	long long candidate_pages;     /* present anonymous pages of the processes KSM may merge; -1 unknown */
+	bool new_work;                 /* an instance registered a command since the last step */
+	double pressure;               /* 0..1 (see pressure.h); negative when unknown */
+	double ksmd_cpu_pct;           /* over the last minute or so; negative when unknown */
+};
+
 struct tuner {
 	enum tune_phase phase;
+	struct tune_config cfg;
 	double boost_start, boost_total;
 	long long start_scans, rmap_at_handover, steady_pages;
+	long long cand_at_handover, cand_base, scans_at_growth;
+	double last_growth;            /* when the candidate memory last grew */
 	int nhist, boosts;
 	struct { double t; long long scans, sharing; } hist[64];
 	char sleep_before[KNOB_VALUE_MAX];
 	char handover[512];            /* what was done, for the report; "" before the hand-over */
+	char last_decision[256];       /* the latest change, for the daemon's log; "" none new */
+	bool frugal;                   /* slowed to the minimum: merging does not pay */
+	double cheap_since;            /* when profit per CPU fell under the floor; 0 not */
 };
+
+void tune_defaults(struct tune_config *cfg);
 
 /*
  * Start boosting at time NOW: the boost's knobs go into WANT.  SLEEP_BEFORE
  * is sleep_millisecs before (NULL: the kernel default), the steady phase's
  * sleep; HAVE_ADVISOR: this kernel has advisor_mode (switched to none).
  */
-void tune_start(struct tuner *t, const char *sleep_before, bool have_advisor, double now,
-		struct knob_set *want);
+void tune_start(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,
+		bool have_advisor, double now, struct knob_set *want);
 
-/*
- * One step on the sample LAST (FIRST: the sample from the start of the
- * run).  The knobs to write now go into OUT, emptied first.
- */
-void tune_tick(struct tuner *t, const struct sys_sample *first, const struct sys_sample *last,
-	       struct knob_set *out);
+/* Take over from a tuner that ended in the steady phase: no new boost. */
+void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,
+			const struct sys_sample *now, struct knob_set *want);
+
+/* One step; the knobs to write now go into OUT, emptied first. */
+void tune_tick(struct tuner *t, const struct tune_input *in, struct knob_set *out);
 
 #endif

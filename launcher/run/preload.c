@@ -72,6 +72,20 @@ int preload_find(const char *override, char *out, size_t len)
 	return find_in(KSMENABLE_LIBDIR, out, len);
 }
 
+/*
+ * A sanitized ksm-run (make check-asan) finds a sanitized library, which
+ * works only behind its sanitizer runtime: ASan must be first in the
+ * command's initial library list, so the runtime goes in front of whatever
+ * library is preloaded (also one named by --preload).  The Makefile defines
+ * the runtime's path for that build alone; a normal build prepends the
+ * library by itself.
+ */
+#ifdef KSMENABLE_SANITIZER_RUNTIME
+#define RUNTIME_FIRST KSMENABLE_SANITIZER_RUNTIME ":"
+#else
+#define RUNTIME_FIRST ""
+#endif
+
 /* Prepends the library to LD_PRELOAD, keeping what the user preloads. */
 int preload_setenv(const char *lib)
 {
@@ -89,9 +103,9 @@ int preload_setenv(const char *lib)
 		size_t l = strlen(lib);
 		if (p && (p == old || p[-1] == ':' || p[-1] == ' ') && (!p[l] || p[l] == ':' || p[l] == ' '))
 			return 0;
-		if (asprintf(&val, "%s:%s", lib, old) < 0)
+		if (asprintf(&val, "%s%s:%s", RUNTIME_FIRST, lib, old) < 0)
 			return -1;
-	} else if (!(val = strdup(lib))) {
+	} else if (asprintf(&val, "%s%s", RUNTIME_FIRST, lib) < 0) {
 		return -1;
 	}
 	r = setenv("LD_PRELOAD", val, 1);

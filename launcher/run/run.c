@@ -19,7 +19,8 @@
 #include "common/msg.h"
 #include "eval/profile.h"
 #include "host/knobs.h"
-#include "host/knobstate.h"
+#include "host/election.h"
+#include "host/hosttune.h"
 #include "host/tune.h"
 #include "kernel_abi.h"
 #include "paths.h"
@@ -37,8 +38,7 @@ struct run {
 	char lib[PATH_MAX];
 	bool have_lib;
 	bool prctl_pre_exec;          /* the process-wide flag is set before exec */
-	bool registered;              /* this run holds a share of the saved knob state */
-	struct tuner tuner;
+	struct host_tuner host;       /* its part in tuning the machine */
 	struct channel channel;       /* the library's exit lines, made here */
 	const char *report_path;      /* where the library writes them; NULL none */
 	struct sampler s;
@@ -104,44 +104,41 @@ static void decide_coverage(struct run *r)
 	}
 }
 
-/* The knobs this run wants: the user's, the default tuning's, and run=1. */
-static void wanted_knobs(struct run *r, struct knob_set *want)
+/* The command's name as the shared state keeps it: printable, no spaces. */
+static const char *plain_name_of(const char *cmd)
 {
-	char val[KNOB_VALUE_MAX];
-	const struct opts *o = r->o;
+	static char name[USER_NAME_MAX];
+	const char *base = strrchr(cmd, '/');
+	size_t n = 0;
 
-	*want = o->knobs;
-	if (!o->user_rate && !o->no_tune) {
-		bool sleep_known = knob_read("sleep_millisecs", val, sizeof val) == 0;
-		tune_start(&r->tuner, sleep_known ? val : NULL, access(KSM_SYSFS_DIR "/advisor_mode", F_OK) == 0,
-			   now_s(), want);
-	}
-	if (!knob_lookup(want, "run") && !knob_read("run", val, sizeof val) && strcmp(val, "1"))
-		knob_put(want, "run", "1");
+	for (const char *p = base ? base + 1 : cmd; *p && n + 1 < sizeof name; p++)
+		name[n++] = *p > ' ' && *p <= '~' ? *p : '_';
+	name[n] = '\0';
+	return n ? name : "-";
 }
 
 /*
- * Writes what differs from now, saving the values from before under the
- * lock (knobstate) so that they are restored when the last run ends.
- * Without the right to write, one warning per knob, and no tuning.
+ * The knobs: the user's, the default tuning's and run=1, written only where
+ * they differ from now.  Without the right to write, one warning per knob,
+ * and no tuning.  Otherwise this run joins the machine's tuning (the saved
+ * values, the one tuner: election.h), or with --keep-knobs tunes alone.
  */
 static void set_knobs(struct run *r)
 {
-	struct knob_set want, todo = { 0 };
+	struct knob_set all, todo = { 0 };
 	char val[KNOB_VALUE_MAX];
 	const struct opts *o = r->o;
 	int bad = 0, err = 0;
 
-	wanted_knobs(r, &want);
-	for (int i = 0; i < want.n; i++)
-		if (knob_read(want.k[i].name, val, sizeof val) || strcmp(val, want.k[i].value))
-			knob_put(&todo, want.k[i].name, want.k[i].value);
-	if (!todo.n) {
-		/* A concurrent run set what we want: share its saved state. */
-		if (!o->keep && knobstate_exists() && !knobstate_begin(&todo))
-			r->registered = true;
-		return;
-	}
+	tune_defaults(&r->host.cfg);
+	r->host.user_rate = o->user_rate;
+	r->host.no_tune = o->no_tune;
+	r->host.take_over = o->take_over;
+	snprintf(r->host.m.name, sizeof r->host.m.name, "%.31s", plain_name_of(r->cmd[0]));
+	host_tuner_plan(&r->host, &o->knobs, now_s(), &all);
+	for (int i = 0; i < all.n; i++)
+		if (knob_read(all.k[i].name, val, sizeof val) || strcmp(val, all.k[i].value))
+			knob_put(&todo, all.k[i].name, all.k[i].value);
 	for (int i = 0; i < todo.n; i++)
 		if (!knob_probe_writable(todo.k[i].name, &err)) {
 			msg("cannot set %s=%s: %s%s", todo.k[i].name, todo.k[i].value,
@@ -150,19 +147,16 @@ static void set_knobs(struct run *r)
 		}
 	if (bad && o->strict)
 		die("--strict: %d knob%s cannot be written; nothing was run", bad, bad > 1 ? "s" : "");
-	if (bad) {
-		r->tuner.phase = TUNE_OFF;
+	if (bad || (!todo.n && !election_state_exists() && geteuid() != 0)) {
+		r->host.policy.phase = TUNE_OFF;
 		return;
 	}
 	if (o->keep) {
-		knobs_apply(&todo, NULL);
+		host_tuner_alone(&r->host, &all);
 		return;
 	}
-	r->registered = true;
-	if (knobstate_begin(&todo) && o->strict) {
-		knobstate_end();
+	if (host_tuner_join(&r->host, &all) && o->strict)
 		die("--strict: the knobs could not all be set; nothing was run");
-	}
 }
 
 /* Where the library in the command writes its exit lines (a path of the user's, or ours). */
@@ -205,8 +199,7 @@ static void export_settings(struct run *r)
 /* Undoes what the steps before the start did, for a command that never started. */
 static void undo_before_start(struct run *r)
 {
-	if (r->registered)
-		knobstate_end();
+	host_tuner_leave(&r->host);
 	channel_close(&r->channel);
 }
 
@@ -243,21 +236,31 @@ static void profile_tree(struct run *r)
 	profile_sample(&r->prof, pids, n);
 }
 
+/*
+ * Samples every --interval; the machine's tuning is looked after at least
+ * every second, so that a tuner that ends is replaced within two.
+ */
 static void supervise(struct run *r)
 {
-	struct knob_set writes;
+	double next_sample = 0, now;
 	int wait_ms = 100;	/* an early first sample catches short commands */
 
 	if (r->o->action == ACT_PROFILE)
 		profile_init(&r->prof, r->o->threshold);
 	while (!child_wait(&r->c, wait_ms)) {
-		sample_tick(&r->s);
-		tune_tick(&r->tuner, &r->s.first, &r->s.last, &writes);
-		if (writes.n && knobs_apply(&writes, NULL))
-			msg("tuning: cannot change the scan rate");
-		if (r->o->action == ACT_PROFILE)
-			profile_tree(r);
-		wait_ms = (int)(r->o->interval * 1000);
+		now = now_s();
+		if (now >= next_sample) {
+			sample_tick(&r->s);
+			if (r->o->action == ACT_PROFILE)
+				profile_tree(r);
+			next_sample = now + r->o->interval;
+		} else {
+			counters_sample(&r->s.last, r->s.ksmd);
+		}
+		host_tuner_tick(&r->host, &r->s.first, &r->s.last);
+		wait_ms = (int)(1000 * (next_sample - now_s() < 1.0 ? next_sample - now_s() : 1.0));
+		if (wait_ms < 10)
+			wait_ms = 10;
 	}
 	if (r->c.exec_errno)
 		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
@@ -267,31 +270,19 @@ static void supervise(struct run *r)
 		profile_finish(&r->prof);
 }
 
-static const char *tuning_summary(const struct run *r)
-{
-	if (r->o->user_rate)
-		return "user";
-	if (r->o->no_tune)
-		return "off";
-	if (r->tuner.handover[0])
-		return r->tuner.handover;
-	if (r->tuner.phase == TUNE_BOOST)
-		return "boost 5000/10ms (the command ended before the hand-over)";
-	return "none (the knobs could not be written)";
-}
-
 static void finish(struct run *r)
 {
 	struct knob_set in_force;
+	char tuning[1024];
 
 	knobs_read_all(&in_force);
-	if (r->registered && knobstate_end())
+	if (host_tuner_leave(&r->host))
 		msg("the knobs could not all be restored: see `ksm-run --status`");
 	if (!r->c.exec_errno && !r->o->quiet) {
 		struct report_opts ro = {
 			.json = r->o->json, .file = r->o->report_file, .argv = r->cmd,
 			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
-			.tuning = tuning_summary(r),
+			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
 			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
 		};
 		report_write(&ro, &r->s, &r->c);

@@ -123,17 +123,15 @@ static bool maps_have(pid_t pid, const char *lib)
 	return found;
 }
 
-static void visit(struct sampler *s, pid_t pid, pid_t ppid, int depth)
+static int visit(pid_t pid, pid_t ppid, void *arg)
 {
-	char path[80];
+	struct sampler *s = arg;
 	struct proc_stat st;
 	struct proc_info *p;
-	DIR *d;
-	struct dirent *e;
 
-	if (depth > 64 || proc_stat_read(pid, &st))
-		return;
-	if (pid != s->root && (p = sample_proc(s, pid))) {
+	if (proc_stat_read(pid, &st))
+		return 1;
+	if ((p = sample_proc(s, pid))) {
 		p->ppid = ppid;
 		p->sampled = true;
 		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
@@ -143,24 +141,7 @@ static void visit(struct sampler *s, pid_t pid, pid_t ppid, int depth)
 			p->lib_mapped = maps_have(pid, s->libpath);
 		}
 	}
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return;
-	while ((e = readdir(d))) {
-		long long tid;
-		FILE *f;
-		int child;
-
-		if (parse_ll(e->d_name, 1, INT_MAX, &tid))
-			continue;
-		snprintf(path, sizeof path, "/proc/%d/task/%lld/children", (int)pid, tid);
-		if (!(f = fopen(path, "re")))
-			continue;
-		while (fscanf(f, "%d", &child) == 1)
-			visit(s, child, pid, depth + 1);
-		fclose(f);
-	}
-	closedir(d);
+	return 0;
 }
 
 void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path,
@@ -203,7 +184,7 @@ void sample_tick(struct sampler *s)
 			s->scan_t1 = s->last.t;
 		}
 	}
-	visit(s, s->root, 0, 0);
+	proc_walk_tree(s->root, visit, s);
 	read_lib_lines(s);
 }
 

@@ -24,7 +24,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /*
  * Where a failed check is told: a copy of stderr taken before main, as
- * make fuzz and tests/07-fuzz.bats run the harnesses with -close_fd_mask=3
+ * make fuzz and tests/04-fuzz.bats run the harnesses with -close_fd_mask=3
  * (the code under test may print: ksm-run's messages), which has
  * libFuzzer send fd 2 to /dev/null after it took its own copy.
  */

@@ -20,7 +20,7 @@
  * the library's settings fall back to the environment (the KSM_ENABLE_*
  * variables are removed at start); --help and the lists print to stdout
  * and die() to stderr (run it with -close_fd_mask=3, as make fuzz and
- * tests/07-fuzz.bats do; failed checks still reach stderr, see fuzz.h); knob options stat and read /sys/kernel/mm/ksm, never write.
+ * tests/04-fuzz.bats do; failed checks still reach stderr, see fuzz.h); knob options stat and read /sys/kernel/mm/ksm, never write.
  *
  * Input: the arguments after argv[0], separated by NUL bytes.
  */

@@ -11,12 +11,21 @@
  *
  *   mmap=MIB        anonymous private mmap
  *   mmapk=KIB       the same, sized in KiB
- *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc)
+ *   heap=MIB        malloc in 512-byte chunks (grows the brk heap on glibc);
+ *                   with DUPMEM_HEAP=brk in the environment, the break is
+ *                   moved directly and filled instead: a sanitizer's malloc
+ *                   (make check-asan) never uses the break, so there the
+ *                   heap is grown this way to stay the [heap]
  *   sbrk=MIB        move the program break directly
  *   file=PATH:MIB   private mapping of PATH, written (copy-on-write pages)
  *   shared=MIB      anonymous shared mmap (never KSM-compatible)
  *   stack=KIB       fill that much of the main stack (kept for later actions)
  *   remap=MIB       mmap MIB, then mremap it to twice the size elsewhere
+ *   reserve=GIB:MIB reserve GIB of address space (MAP_NORESERVE, as an
+ *                   AddressSanitizer build does for its shadow) and fill
+ *                   MIB of it, in up to 16 pieces spread over the whole
+ *                   reservation, all pages with the same value; a
+ *                   PROT_NONE guard page below it
  *   unique=MIB      anonymous mmap whose pages all differ (also from other
  *                   processes' pages)
  *   distinct=MIB    anonymous mmap whose pages all differ, but equal those
@@ -188,6 +197,42 @@ static void *grow_break(size_t len)
 #endif
 }
 
+/* A huge sparse region: little present, far apart, all one content. */
+static void *reserve(size_t gib, size_t mib_present)
+{
+	size_t len = gib << 30, pieces = mib_present < 16 ? mib_present : 16, k;
+	size_t piece = pieces ? ((mib_present << 20) / pieces) & ~(size_t)(page - 1) : 0;
+	uint64_t seed = next_seed++;
+	char *p;
+
+	if (!gib || (mib_present << 20) > len)
+		die("reserve=GIB:MIB needs 0 < MIB <= GIB * 1024");
+	/* A PROT_NONE page below keeps it a region of its own: the kernel
+	 * would merge reservations made one after the other into one. */
+	p = mmap(NULL, len + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap reserve");
+	if (mprotect(p, page, PROT_NONE))
+		die("mprotect reserve");
+	p += page;
+	for (k = 0; k < pieces; k++) {
+		struct filled f = { (uint64_t *)(p + (len / pieces * k & ~(size_t)((1 << 20) - 1))),
+				    piece, SAME, seed, (uint64_t)getpid() };
+		for (size_t w = 0; w < piece / 8; w++)
+			f.p[w] = seed;
+		if (nfilled < 64)
+			filled[nfilled++] = f;
+	}
+	return p;
+}
+
+static int heap_by_brk(void)
+{
+	const char *h = getenv("DUPMEM_HEAP");
+
+	return h && !strcmp(h, "brk");
+}
+
 static int run(int argc, char **argv, int i);
 
 /* Keeps KIB of filled stack alive while the remaining actions run. */
@@ -248,11 +293,23 @@ static int run(int argc, char **argv, int i)
 			}
 			*strchr(a, '=') = '\0';
 			region(a, p);
+		} else if (!strncmp(a, "reserve=", 8)) {
+			char *colon = strchr(v, ':');
+			if (!colon)
+				die("reserve=GIB:MIB");
+			last_map_len = (mib(v) >> 20) << 30;
+			last_map = reserve(mib(v) >> 20, mib(colon + 1) >> 20);
+			region("reserve", last_map);
 		} else if (!strncmp(a, "seed=", 5)) {
 			next_seed = strtoull(v, NULL, 0);
 		} else if (!strcmp(a, "verify")) {
 			if (verify())
 				return 3;
+		} else if (!strncmp(a, "heap=", 5) && heap_by_brk()) {
+			len = mib(v);
+			char *p = grow_break(len);
+			fill(p, len);
+			region("heap", p + len - page);
 		} else if (!strncmp(a, "heap=", 5)) {
 			char *chunk = NULL;
 			len = mib(v);

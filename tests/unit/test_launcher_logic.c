@@ -1,7 +1,6 @@
 /*
  * Unit tests of ksm-run's pure logic, without root and without changing
- * anything on the machine: the tuning policy fed recorded samples, knob
- * validation, the content table and page hash, JSON escaping, --estimate's
+ * anything on the machine: knob validation, the content table and page hash, JSON escaping, --estimate's
  * targets, the class/selector round trip, /proc/PID/stat parsing, ELF
  * headers, and the number parsers.  Run from the top of the tree.
  */
@@ -22,8 +21,7 @@
 #include "eval/targets.h"
 #include "host/counters.h"
 #include "host/knobs.h"
-#include "host/knobstate.h"
-#include "host/tune.h"
+#include "host/hoststate.h"
 #include "maps.h"
 #include "run/elf.h"
 #include "selector.h"
@@ -34,117 +32,6 @@ static int passed, failed;
 	if (cond) passed++; \
 	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
 } while (0)
-
-/* ---- the tuning policy on a recorded run ---- */
-
-#define RECORDING "tests/unit/data/tune-two-commands.tsv"
-#define MAX_ROWS 200
-
-struct row {
-	struct sys_sample s;
-	long long pages_to_scan, sleep_ms;    /* what the real tuner had set */
-};
-
-static int load_recording(struct row *rows)
-{
-	FILE *f = fopen(RECORDING, "r");
-	char line[512];
-	int n = 0;
-
-	if (!f) {
-		perror(RECORDING);
-		exit(2);
-	}
-	while (n < MAX_ROWS && fgets(line, sizeof line, f)) {
-		struct row *r = &rows[n];
-		if (line[0] == '#')
-			continue;
-		memset(r, 0, sizeof *r);
-		/* The columns are sys_counter_names in order, then two knobs. */
-		if (sscanf(line, "%lf %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", &r->s.t,
-			   &r->s.v[0], &r->s.v[1], &r->s.v[2], &r->s.v[3], &r->s.v[4], &r->s.v[5],
-			   &r->s.v[6], &r->s.v[7], &r->s.v[8], &r->pages_to_scan, &r->sleep_ms) == 12)
-			n++;
-	}
-	fclose(f);
-	return n;
-}
-
-static void test_tune_recorded(void)
-{
-	static struct row rows[MAX_ROWS];
-	struct knob_set want = { 0 }, out;
-	struct tuner t;
-	int n = load_recording(rows), i, handover = -1, real_handover = -1;
-
-	CHECK(n > 60);
-	tune_start(&t, "20", true, 0.0, &want);
-	CHECK(t.phase == TUNE_BOOST);
-	CHECK(want.n == 3 && !strcmp(knob_lookup(&want, "pages_to_scan"), "5000") &&
-	      !strcmp(knob_lookup(&want, "sleep_millisecs"), "10") &&
-	      !strcmp(knob_lookup(&want, "advisor_mode"), "none"));
-	for (i = 1; i < n; i++) {
-		tune_tick(&t, &rows[0].s, &rows[i].s, &out);
-		if (real_handover < 0 && rows[i].pages_to_scan != 5000)
-			real_handover = i;
-		if (handover < 0 && t.phase == TUNE_STEADY) {
-			handover = i;
-			/* The steady phase: the sleep from before, a rate for a
-			 * full scan every 20 s, at least 100 pages. */
-			CHECK(out.n == 2 && !strcmp(knob_lookup(&out, "sleep_millisecs"), "20") &&
-			      !strcmp(knob_lookup(&out, "pages_to_scan"), "100"));
-			CHECK(strstr(t.handover, "then 100 pages every 20 ms") != NULL);
-		} else if (handover >= 0) {
-			CHECK(t.phase == TUNE_STEADY);
-		} else {
-			CHECK(out.n == 0);
-		}
-	}
-	/* Not before 10 s of boost; not while the second command's memory
-	 * was still merging (it started at 6 s); at the sample where the
-	 * real tuner handed over, or the next. */
-	CHECK(handover > 0 && rows[handover].s.t >= 10.0);
-	CHECK(real_handover > 0 && (handover == real_handover || handover == real_handover - 1));
-	CHECK(sys_value(&rows[handover].s, "pages_sharing") >= 18000);
-}
-
-/* Synthetic samples after a hand-over: memory that grows by half boosts again. */
-static void test_tune_boost_again(void)
-{
-	struct knob_set want = { 0 }, out;
-	struct sys_sample s0 = { 0 }, s = { 0 };
-	struct tuner t;
-	long long page = sysconf(_SC_PAGESIZE);
-	double now = 0;
-
-	tune_start(&t, "20", false, 0.0, &want);
-	CHECK(want.n == 2 && !knob_lookup(&want, "advisor_mode"));
-	/* 100,000 tracked pages, 40,000 merged, no growth, scans advancing. */
-	for (int i = 0; i <= 60 && t.phase == TUNE_BOOST; i++, now += 0.5) {
-		s.t = now;
-		s.v[2] = 40000;                                  /* pages_sharing */
-		s.v[0] = 40000 * page - 100000LL * 64;           /* general_profit */
-		s.v[6] = i;                                      /* full_scans */
-		s.v[5] = 0;                                      /* ksm_zero_pages */
-		if (i == 0)
-			s0 = s;
-		tune_tick(&t, &s0, &s, &out);
-	}
-	CHECK(t.phase == TUNE_STEADY && now >= 10.0);
-	CHECK(t.steady_pages == 100000 * 20 / 20000);
-	/* Grown by a third: a new rate, no boost. */
-	s.t = now;
-	s.v[0] = 40000 * page - 133000LL * 64;
-	tune_tick(&t, &s0, &s, &out);
-	CHECK(t.phase == TUNE_STEADY && out.n == 1 && !strcmp(knob_lookup(&out, "pages_to_scan"), "133"));
-	/* Grown by over half (and by more than 25,600 pages): boost again. */
-	s.t = now + 1;
-	s.v[0] = 40000 * page - 160000LL * 64;
-	tune_tick(&t, &s0, &s, &out);
-	CHECK(t.phase == TUNE_BOOST && t.boosts == 2);
-	CHECK(!strcmp(knob_lookup(&out, "pages_to_scan"), "5000") &&
-	      !strcmp(knob_lookup(&out, "sleep_millisecs"), "10"));
-}
 
 /* ---- knob validation ---- */
 
@@ -200,12 +87,12 @@ static void test_knobs(void)
 
 static int state_refused(const char *text, const char *why_part)
 {
-	static struct knobstate st;
+	static struct hoststate st;
 	char buf[40000], why[256] = "";
 	int refused;
 
 	snprintf(buf, sizeof buf, "%s", text);
-	refused = knobstate_parse(buf, &st, why, sizeof why) != 0;
+	refused = hoststate_parse(buf, &st, why, sizeof why) != 0;
 	if (refused && !strstr(why, why_part))
 		fprintf(stderr, "  refused for '%s', not '%s'\n", why, why_part);
 	return refused && strstr(why, why_part);
@@ -213,19 +100,24 @@ static int state_refused(const char *text, const char *why_part)
 
 static void test_knobstate(void)
 {
-	static struct knobstate st, again;
+	static struct hoststate st, again;
 	char text[40000], out[40000], why[256];
 	size_t n = 0;
 
 	snprintf(text, sizeof text, "# comment\nuser 4242 98765\nknob pages_to_scan 100\nknob run 0\n\n"
-		 "knob advisor_mode none\n");
-	CHECK(knobstate_parse(text, &st, why, sizeof why) == 0);
-	CHECK(st.nusers == 1 && st.users[0].pid == 4242 && st.users[0].start == 98765);
+		 "knob advisor_mode none\nuser 77 88 daemon 1700000000 0 ksm-run\ntuner 77 88 2\ngen 9\n");
+	CHECK(hoststate_parse(text, &st, why, sizeof why) == 0);
+	CHECK(st.nusers == 2 && st.users[0].pid == 4242 && st.users[0].start == 98765);
+	CHECK(st.users[0].kind == USER_COMMAND && st.users[0].wants_tuning);
+	CHECK(st.users[1].kind == USER_DAEMON && !st.users[1].wants_tuning && !strcmp(st.users[1].name, "ksm-run") &&
+	      st.users[1].since == 1700000000);
+	CHECK(st.tuner == 77 && st.tuner_start == 88 && st.tuner_phase == 2 && st.gen == 9);
 	CHECK(st.saved.n == 3 && !strcmp(st.saved.k[0].name, "advisor_mode") &&
 	      !strcmp(st.saved.k[2].name, "run"));
-	n = knobstate_format(&st, out, sizeof out);
-	CHECK(n < sizeof out && knobstate_parse(out, &again, why, sizeof why) == 0);
-	CHECK(again.nusers == 1 && again.saved.n == 3 && !strcmp(knob_lookup(&again.saved, "pages_to_scan"), "100"));
+	n = hoststate_format(&st, out, sizeof out);
+	CHECK(n < sizeof out && hoststate_parse(out, &again, why, sizeof why) == 0);
+	CHECK(again.nusers == 2 && again.saved.n == 3 && !strcmp(knob_lookup(&again.saved, "pages_to_scan"), "100"));
+	CHECK(again.tuner == 77 && again.gen == 9 && again.users[1].kind == USER_DAEMON);
 	/* What the audit planted: a path as a knob name, users that never die. */
 	CHECK(state_refused("knob ../../../../etc/passwd root::0:0\n", "not a knob name"));
 	CHECK(state_refused("user 0 0\n", "a pid 1..4194304"));
@@ -233,8 +125,14 @@ static void test_knobstate(void)
 	CHECK(state_refused("user 12 0\n", "start time > 0"));
 	CHECK(state_refused("knob run 2\n", "never writes it"));
 	CHECK(state_refused("knob pages_to_scan -0\n", "not a number"));
-	CHECK(state_refused("knob pages_to_scan 1 2\n", "not KEYWORD A B"));
-	CHECK(state_refused("knob pages_to_scan\n", "not KEYWORD A B"));
+	CHECK(state_refused("knob pages_to_scan 1 2\n", "a knob line is NAME VALUE"));
+	CHECK(state_refused("knob pages_to_scan\n", "a knob line is NAME VALUE"));
+	CHECK(state_refused("user 12 34 command 5 1\n", "2 or 6 fields"));
+	CHECK(state_refused("user 12 34 root 5 1 x\n", "a command or a daemon"));
+	CHECK(state_refused("user 12 34 command 5 2 x\n", "a time, 0 or 1, and a plain name"));
+	CHECK(state_refused("tuner 12 34 7\n", "PHASE (0..4)"));
+	CHECK(state_refused("tuner 12 34 1\ntuner 13 34 1\n", "once"));
+	CHECK(state_refused("gen -1\n", "a gen line is a number"));
 	CHECK(state_refused("rm -rf /\n", "unknown keyword"));
 	CHECK(state_refused("knob run 1\nknob run 0\n", "twice"));
 	n = 0;
@@ -493,8 +391,6 @@ static void test_numbers(void)
 
 int main(void)
 {
-	test_tune_recorded();
-	test_tune_boost_again();
 	test_knobs();
 	test_knobstate();
 	test_contents();

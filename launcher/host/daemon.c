@@ -1,0 +1,189 @@
+/*
+ * daemon.c: ksm-run --daemon.  Everything that can refuse does so before
+ * a knob is written (exit 125): no KSM, no right to write the knobs,
+ * another manager running (unless --take-over), another daemon.  Then it
+ * joins the machine's tuning as a daemon, which takes the tuning from a
+ * command's instance, and ticks every second until a stop signal.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/msg.h"
+#include "common/parse.h"
+#include "host/counters.h"
+#include "host/daemon.h"
+#include "host/hosttune.h"
+#include "host/knobs.h"
+#include "host/managers.h"
+#include "host/tune.h"
+#include "kernel_abi.h"
+
+/* The defaults of --max-cpu and --min-profit (tune.h has the others). */
+#define DEFAULT_MAX_CPU_PCT 50.0
+#define DEFAULT_MIN_PROFIT (16UL << 20)
+
+static bool journal;
+
+bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	char dev[32];
+	const char *colon;
+	long long d, i;
+	struct stat st;
+
+	if (!js || !(colon = strchr(js, ':')) || (size_t)(colon - js) >= sizeof dev)
+		return false;
+	snprintf(dev, sizeof dev, "%.*s", (int)(colon - js), js);
+	if (parse_ll(dev, 0, LLONG_MAX, &d) || parse_ll(colon + 1, 0, LLONG_MAX, &i) || fstat(STDERR_FILENO, &st))
+		return false;
+	return (long long)st.st_dev == d && (long long)st.st_ino == i;
+}
+
+/*
+ * One line per decision, in one write so that lines never mix.  The
+ * journal stamps its lines itself; anywhere else they get the time.
+ */
+static void daemon_log(const char *line)
+{
+	char buf[768], when[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	int n;
+
+	if (journal) {
+		n = snprintf(buf, sizeof buf, "%s\n", line);
+	} else {
+		if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
+			snprintf(when, sizeof when, "-");
+		n = snprintf(buf, sizeof buf, "%s ksm-run[%d]: %s\n", when, (int)getpid(), line);
+	}
+	if (n > (int)sizeof buf - 1)
+		n = (int)sizeof buf - 1;
+	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
+		/* A closed or broken stderr: the daemon goes on without its log. */
+	}
+}
+
+static void daemon_logf(const char *fmt, ...) FMT(1, 2);
+
+static void daemon_logf(const char *fmt, ...)
+{
+	char line[640];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	daemon_log(line);
+}
+
+/* The refusals, before anything is changed. */
+static void check_can_run(const struct opts *o)
+{
+	char mgr[128];
+	int err = 0;
+
+	if (access(KSM_SYSFS_DIR "/run", F_OK))
+		die("--daemon: this kernel has no KSM (%s/run is missing: CONFIG_KSM)", KSM_SYSFS_DIR);
+	for (const char *const *k = (const char *const[]){ "run", "pages_to_scan", "sleep_millisecs", NULL }; *k; k++)
+		if (!knob_probe_writable(*k, &err))
+			die("--daemon: cannot write %s/%s: %s%s", KSM_SYSFS_DIR, *k, strerror(err), knob_write_hint(*k, err));
+	if (!o->take_over && other_manager(mgr, sizeof mgr))
+		die("--daemon: %s manages KSM on this machine; the two would fight over ksmd's knobs. "
+		    "Stop it first (for ksmtuned: systemctl disable --now ksmtuned), "
+		    "or pass --take-over to tune anyway and keep our values when it writes", mgr);
+}
+
+static void configure(struct host_tuner *h, const struct opts *o)
+{
+	tune_defaults(&h->cfg);
+	if (o->steady)
+		h->cfg.steady_scan_s = o->steady;
+	h->cfg.max_cpu_pct = o->max_cpu_given ? o->max_cpu : DEFAULT_MAX_CPU_PCT;
+	h->cfg.profit_floor = (double)(o->min_profit_given ? o->min_profit : DEFAULT_MIN_PROFIT);
+	h->cfg.adapt_to_pressure = true;
+	h->take_over = o->take_over;
+	h->log = daemon_log;
+	h->m.kind = USER_DAEMON;
+	snprintf(h->m.name, sizeof h->m.name, "daemon");
+}
+
+/* HUP: where it stands, in one line. */
+static void log_standing(const struct host_tuner *h, const struct sys_sample *now)
+{
+	char tuning[1024];
+	long long gp = sys_value(now, "general_profit");
+
+	daemon_logf("%s; candidate memory %lld MiB in %d processes; general_profit %lld MiB; "
+		    "ksmd %.1f%% of a core; memory pressure %.2f (%s); %s",
+		    h->m.tuning ? "tuning the machine" : "not tuning (see --status)",
+		    h->candidate < 0 ? -1 : h->candidate * sysconf(_SC_PAGESIZE) >> 20, h->candidate_procs,
+		    gp == LLONG_MIN ? -1 : gp >> 20, h->cpu_pct, h->pressure,
+		    h->pressure_source ? h->pressure_source : "-", host_tuner_summary(h, tuning, sizeof tuning));
+}
+
+static const char *stop_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGQUIT ? "SIGQUIT" : "a signal";
+}
+
+int daemon_main(const struct opts *o)
+{
+	static struct host_tuner h;
+	struct sys_sample first, last;
+	struct knob_set all;
+	sigset_t stops;
+	int sig;
+
+	journal = stderr_is_journal();
+	check_can_run(o);
+	/* From here the stop signals are taken by sigtimedwait only: none kills us before the restore. */
+	sigemptyset(&stops);
+	for (const int *s = (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 }; *s; s++)
+		sigaddset(&stops, *s);
+	if (sigprocmask(SIG_BLOCK, &stops, NULL))
+		die_errno(errno, "cannot block signals");
+	signal(SIGPIPE, SIG_IGN);
+	configure(&h, o);
+	host_tuner_plan(&h, &o->knobs, now_s(), &all);
+	counters_sample(&first, h.ksmd);
+	if (host_tuner_join(&h, &all)) {
+		host_tuner_leave(&h);
+		exit(EXIT_OWN);
+	}
+	daemon_logf("tuning the machine (pid %d): boost, then a full scan every %g s; ksmd under %g%% of a core%s; "
+		    "slows to the minimum under %lu MiB saved per percent of a core",
+		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
+		    (unsigned long)(h.cfg.profit_floor / 1048576));
+	last = first;
+	for (;;) {
+		struct timespec tick = { 1, 0 };
+		sig = sigtimedwait(&stops, NULL, &tick);
+		if (sig == SIGHUP) {
+			log_standing(&h, &last);
+			continue;
+		}
+		if (sig > 0)
+			break;
+		counters_sample(&last, h.ksmd);
+		host_tuner_tick(&h, &first, &last);
+	}
+	if (host_tuner_leave(&h)) {
+		daemon_logf("stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
+			    "then `ksm-run --restore`", stop_name(sig));
+		return 1;
+	}
+	daemon_logf("stopped by %s; %s", stop_name(sig), h.m.restored ? "the knobs from before are restored" :
+		    "ksm-run instances still run: the tuning passes to them, and the last restores the knobs");
+	return 0;
+}

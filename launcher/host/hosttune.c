@@ -1,0 +1,291 @@
+/* hosttune.c - an instance's tuning of the machine, and its watch on the knobs. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/msg.h"
+#include "host/candidate.h"
+#include "host/counters.h"
+#include "host/election.h"
+#include "host/hosttune.h"
+#include "host/knobs.h"
+#include "host/managers.h"
+#include "host/pressure.h"
+#include "host/tune.h"
+#include "kernel_abi.h"
+
+/* The knobs an instance watches: run always; the rate too while it tunes. */
+static const char *const watched[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
+#define NWATCHED (int)(sizeof watched / sizeof watched[0])
+
+static bool watches(const struct host_tuner *h, int i)
+{
+	return i == 0 || h->m.tuning;
+}
+
+static void say(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
+
+static void say(struct host_tuner *h, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (h->log)
+		h->log(line);
+}
+
+/* What everyone should hear: the daemon's log, or a command's stderr. */
+static void notice(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
+
+static void notice(struct host_tuner *h, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (h->log)
+		h->log(line);
+	else
+		msg("%s", line);
+}
+
+/* The watched knobs as they are now become what is expected. */
+static void expect_now(struct host_tuner *h)
+{
+	char v[KNOB_VALUE_MAX];
+
+	h->expected.n = 0;
+	for (int i = 0; i < NWATCHED; i++)
+		if (!knob_read(watched[i], v, sizeof v))
+			knob_put(&h->expected, watched[i], v);
+}
+
+/* Writes what the policy asked for, and expects it. */
+static void write_knobs(struct host_tuner *h, const struct knob_set *out)
+{
+	if (!out->n || h->yielded)
+		return;
+	if (knobs_apply(out, NULL))
+		msg("tuning: cannot change the scan rate");
+	for (int i = 0; i < out->n; i++)
+		if (knob_lookup(&h->expected, out->k[i].name))
+			knob_put(&h->expected, out->k[i].name, out->k[i].value);
+}
+
+void host_tuner_plan(struct host_tuner *h, const struct knob_set *want, double now, struct knob_set *all)
+{
+	char v[KNOB_VALUE_MAX];
+
+	*all = *want;
+	h->have_advisor = access(KSM_SYSFS_DIR "/advisor_mode", F_OK) == 0;
+	h->candidate = -1;
+	h->pressure = -1;
+	h->cpu_pct = -1;
+	h->ksmd = ksmd_find();
+	h->want = *want;
+	h->m.wants_tuning = !h->no_tune;
+	if (!h->user_rate && !h->no_tune) {
+		bool known = knob_read("sleep_millisecs", v, sizeof v) == 0;
+		tune_start(&h->policy, &h->cfg, known ? v : NULL, h->have_advisor, now, all);
+	}
+	if (!knob_lookup(all, "run") && !knob_read("run", v, sizeof v) && strcmp(v, "1"))
+		knob_put(all, "run", "1");
+}
+
+void host_tuner_alone(struct host_tuner *h, const struct knob_set *all)
+{
+	h->alone = true;
+	h->m.tuning = true;
+	knobs_apply(all, NULL);
+	expect_now(h);
+}
+
+/* What the state says of this instance's tuning. */
+static int held_phase(const struct host_tuner *h)
+{
+	_Static_assert((int)TUNE_BOOST == HELD_BOOST && (int)TUNE_STEADY == HELD_STEADY, "phases");
+	if (h->yielded)
+		return HELD_YIELDED;
+	return h->user_rate ? HELD_USER_RATE : (int)h->policy.phase;
+}
+
+int host_tuner_join(struct host_tuner *h, const struct knob_set *all)
+{
+	int r;
+
+	if ((r = election_join(&h->m, all, held_phase(h))))
+		return r;
+	h->registered = true;
+	/* The steady sleep is the one from before the first instance. */
+	snprintf(h->policy.sleep_before, sizeof h->policy.sleep_before, "%s", h->m.saved_sleep);
+	if (!h->m.tuning)
+		h->policy.phase = TUNE_OFF;
+	expect_now(h);
+	return 0;
+}
+
+/* This instance holds the tuning now: its policy from where the last holder was. */
+static void take_over(struct host_tuner *h, const struct election_news *news, const struct sys_sample *now)
+{
+	struct knob_set out = { 0 };
+
+	if (h->user_rate) {
+		for (int i = 0; i < h->want.n; i++)
+			if (knob_is_rate(h->want.k[i].name))
+				knob_put(&out, h->want.k[i].name, h->want.k[i].value);
+	} else if (!h->no_tune && news->prior_phase == HELD_STEADY) {
+		tune_resume_steady(&h->policy, &h->cfg, h->m.saved_sleep, now, &out);
+	} else if (!h->no_tune) {
+		tune_start(&h->policy, &h->cfg, h->m.saved_sleep, h->have_advisor, now->t, &out);
+	}
+	expect_now(h);
+	write_knobs(h, &out);
+	say(h, "took over the tuning (the instance that held it ended)%s",
+	    news->prior_phase == HELD_STEADY ? ": steady" : h->user_rate ? ": the user's rate" : ": boost");
+}
+
+/* Someone else changed a watched knob: say so once, name a manager, yield. */
+static void check_others(struct host_tuner *h)
+{
+	char v[KNOB_VALUE_MAX];
+	const char *was;
+
+	for (int i = 0; i < NWATCHED; i++) {
+		if (!watches(h, i) || knob_read(watched[i], v, sizeof v) || !(was = knob_lookup(&h->expected, watched[i])) ||
+		    !strcmp(was, v))
+			continue;
+		if (h->nevents < MAX_EVENTS) {
+			struct knob_event *e = &h->events[h->nevents++];
+			e->t = now_s();
+			e->wall = (long long)time(NULL);
+			snprintf(e->knob, sizeof e->knob, "%s", watched[i]);
+			snprintf(e->from, sizeof e->from, "%s", was);
+			snprintf(e->to, sizeof e->to, "%s", v);
+		}
+		if (!h->manager[0])
+			other_manager(h->manager, sizeof h->manager);
+		notice(h, "%s was changed by someone else: %s -> %s%s%s; %s", watched[i], was, v,
+		       h->manager[0] ? "; running: " : "", h->manager,
+		       h->take_over ? "--take-over: this instance keeps writing its values" :
+		       "this instance does not fight it: it writes no knob from now on");
+		if (h->take_over && !knob_write(watched[i], was))
+			continue;       /* ours again, as expected */
+		knob_put(&h->expected, watched[i], v);
+		if (!h->take_over)
+			h->yielded = true;
+	}
+}
+
+static void measure(struct host_tuner *h, const struct election_news *news, const struct sys_sample *now)
+{
+	if (news->daemon) {
+		h->candidate = candidate_host(&h->candidate_procs);
+	} else {
+		h->candidate = candidate_trees(news->roots, news->users);
+		h->candidate_procs = -1;
+	}
+	if (h->cfg.adapt_to_pressure)
+		h->pressure = memory_pressure(&h->pressure_source);
+	if (now->ksmd_cpu >= 0) {
+		if (h->cpu_t0 <= 0 || now->t - h->cpu_t0 > 60) {
+			if (h->cpu_t0 > 0)
+				h->cpu_pct = 100.0 * (now->ksmd_cpu - h->cpu0) / (now->t - h->cpu_t0);
+			h->cpu_t0 = now->t;
+			h->cpu0 = now->ksmd_cpu;
+		} else if (now->t - h->cpu_t0 >= 10) {
+			h->cpu_pct = 100.0 * (now->ksmd_cpu - h->cpu0) / (now->t - h->cpu_t0);
+		}
+	}
+}
+
+/* The tick's work, under the state's lock. */
+static void tick_locked(struct host_tuner *h, const struct election_news *news, const struct sys_sample *first,
+			const struct sys_sample *now)
+{
+	struct knob_set out;
+	struct tune_input in;
+
+	h->tuner_pid = news->tuner;
+	h->tuner_daemon = news->daemon;
+	if (news->lost_tuning) {
+		h->policy.phase = TUNE_OFF;
+		say(h, "the tuning passed to a daemon, pid %d", (int)news->tuner);
+		expect_now(h);
+	}
+	if (news->became_tuner)
+		take_over(h, news, now);
+	check_others(h);
+	if (!h->m.tuning || h->yielded || h->user_rate || h->policy.phase == TUNE_OFF)
+		return;
+	measure(h, news, now);
+	in = (struct tune_input){ .first = first, .now = now, .candidate_pages = h->candidate,
+				  .new_work = news->new_work, .pressure = h->pressure, .ksmd_cpu_pct = h->cpu_pct };
+	tune_tick(&h->policy, &in, &out);
+	write_knobs(h, &out);
+	if (h->policy.last_decision[0])
+		say(h, "%s (candidate memory %lld MiB%s)", h->policy.last_decision,
+		    h->candidate < 0 ? -1 : h->candidate * sysconf(_SC_PAGESIZE) >> 20,
+		    news->daemon ? ", whole machine" : "");
+}
+
+void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const struct sys_sample *now)
+{
+	struct election_news news;
+
+	memset(&news, 0, sizeof news);
+	if (h->alone) {
+		news.roots[0] = getpid();
+		news.users = 1;
+		tick_locked(h, &news, first, now);
+		return;
+	}
+	if (!h->m.joined || election_tick(&h->m, held_phase(h), &news))
+		return;
+	tick_locked(h, &news, first, now);
+	election_unlock(&h->m);
+}
+
+int host_tuner_leave(struct host_tuner *h)
+{
+	return h->alone ? 0 : election_leave(&h->m);
+}
+
+const char *host_tuner_summary(const struct host_tuner *h, char *buf, size_t len)
+{
+	size_t n;
+
+	if (h->user_rate)
+		n = (size_t)snprintf(buf, len, "user");
+	else if (h->no_tune)
+		n = (size_t)snprintf(buf, len, "off");
+	else if (h->policy.handover[0])
+		n = (size_t)snprintf(buf, len, "%s", h->policy.handover);
+	else if (h->policy.phase == TUNE_BOOST)
+		n = (size_t)snprintf(buf, len, "boost 5000/10ms (the command ended before the hand-over)");
+	else if (h->registered && h->tuner_pid)
+		n = (size_t)snprintf(buf, len, "by the machine's tuner, %s pid %d", h->tuner_daemon ? "ksm-run --daemon," :
+				     "another ksm-run,", (int)h->tuner_pid);
+	else if (h->registered)
+		n = (size_t)snprintf(buf, len, "by the machine's tuner, another ksm-run");
+	else
+		n = (size_t)snprintf(buf, len, "none (the knobs could not be written)");
+	for (int i = 0; i < h->nevents && n < len; i++) {
+		struct tm tm;
+		time_t w = (time_t)h->events[i].wall;
+		localtime_r(&w, &tm);
+		n += (size_t)snprintf(buf + n, len - n, "%s; at %02d:%02d:%02d someone else set %s %s -> %s",
+				      i ? "" : "", tm.tm_hour, tm.tm_min, tm.tm_sec, h->events[i].knob,
+				      h->events[i].from, h->events[i].to);
+	}
+	if (h->yielded && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; yielded to it%s%s", h->manager[0] ? ": " : "", h->manager);
+	return buf;
+}

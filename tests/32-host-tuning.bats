@@ -1,0 +1,125 @@
+#!/usr/bin/env bats
+# One tuner per machine, however many ksm-run: who tunes, the take-over
+# when the holder ends or is killed, the restore to the state from before
+# the first, a new command bringing the boost back.
+
+load helpers
+load launcher_helpers
+
+LAUNCHER_REQUIRES="root ksm prctl jq"
+
+# A command instance with the default tuning and a command that waits.
+start_tuned() { start_workload "$1" -- "$KSM_RUN" -q -- "$PROGS/sigprog" wait; }
+
+@test "two overlapping runs: the first tunes, the second takes over within 2 s when it ends" {
+	local before a b
+	before=$(knobs_snapshot)
+	start_tuned first
+	a=$(wl_pid first)
+	wait_until 3 tuner_is "$a"
+	start_tuned second
+	b=$(wl_pid second)
+	wait_until 3 registered "$b"
+	[ "$(state_tuner)" = "$a" ]
+	# The second wrote no rate knob: the boost is the first's, as before.
+	[ "$(knob_value pages_to_scan)" = 5000 ]
+	run -0 "$KSM_RUN" --status
+	echo "$output" | grep -Eq "^ +$a +command +yes .* sigprog$"
+	echo "$output" | grep -Eq "^ +$b +command +no .* sigprog$"
+	stop_workload first
+	[ "$(wl_status first)" = 0 ]
+	wait_until 2 tuner_is "$b"
+	# Not restored: the second still runs, and still boosts.
+	[ "$(knob_value run)" = 1 ]
+	[ "$(knob_value pages_to_scan)" = 5000 ]
+	stop_workload second
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "three staggered runs: the holder killed by KILL is replaced within 2 s; the last restores" {
+	local before a b c
+	before=$(knobs_snapshot)
+	start_tuned a
+	a=$(wl_pid a)
+	wait_until 3 tuner_is "$a"
+	sleep 1
+	start_tuned b
+	b=$(wl_pid b)
+	sleep 1
+	start_tuned c
+	c=$(wl_pid c)
+	wait_until 3 users_registered 3
+	[ "$(state_tuner)" = "$a" ]
+	kill -KILL "$a"
+	wait_workload a
+	[ "$(wl_status a)" = 137 ]
+	# The first live candidate in the order they came: b.
+	wait_until 2 tuner_is "$b"
+	wait_until 2 users_registered 2
+	# c ends before b: b keeps the tuning, nothing is restored.
+	stop_workload c
+	[ "$(state_tuner)" = "$b" ]
+	[ "$(knob_value pages_to_scan)" = 5000 ]
+	stop_workload b
+	[ "$(wl_status b)" = 0 ]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+}
+
+@test "the holder ends with no candidate left: the knobs wait for the last, then come back" {
+	local before a b
+	before=$(knobs_snapshot)
+	start_tuned holder
+	a=$(wl_pid holder)
+	# An instance with --no-tune never tunes, so nobody takes over.
+	start_workload passive -- "$KSM_RUN" -q --no-tune -- "$PROGS/sigprog" wait
+	b=$(wl_pid passive)
+	wait_until 3 registered "$b"
+	stop_workload holder
+	wait_until 2 users_registered 1
+	[ -z "$(state_tuner)" ]
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"tuner:    none"* ]]
+	echo "$output" | grep -Eq "^ +$b +command +never .* sigprog$"
+	stop_workload passive
+	[ "$(knobs_snapshot)" = "$before" ]
+}
+
+@test "a command started in the steady phase brings the boost back; one that ends does not" {
+	start_workload a -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_tuned b
+	# Both merged and levelled off: the steady phase (after at least 10 s).
+	wait_until 40 knob_below pages_to_scan 5000
+	wait_until 3 phase_is 2
+	stop_workload b
+	# An ending command is not new work: still steady 3 s later.
+	sleep 3
+	knob_below pages_to_scan 5000
+	[ "$(state_phase)" = 2 ]
+	start_tuned c
+	wait_until 3 knob_is pages_to_scan 5000
+	[ "$(knob_value sleep_millisecs)" = 10 ]
+	wait_until 3 phase_is 1
+	stop_workload c
+	stop_workload a
+}
+
+@test "--status --json: the tuner, its phase and every registered command" {
+	local a b
+	start_tuned first
+	a=$(wl_pid first)
+	start_workload second -- "$KSM_RUN" -q --no-tune -- "$PROGS/sigprog" wait
+	b=$(wl_pid second)
+	wait_until 3 users_registered 2
+	wait_until 3 phase_is 1
+	run -0 --separate-stderr "$KSM_RUN" --status --json
+	echo "$output" | jq -e . >/dev/null
+	[ "$(jq -r .tuning.tuner.pid <<<"$output")" = "$a" ]
+	[ "$(jq -r .tuning.tuner.phase <<<"$output")" = boost ]
+	[ "$(jq -r '.tuning.instances | length' <<<"$output")" = 2 ]
+	[ "$(jq -r ".tuning.instances[] | select(.pid == $a) | .tunes" <<<"$output")" = true ]
+	[ "$(jq -r ".tuning.instances[] | select(.pid == $b) | .wants_tuning" <<<"$output")" = false ]
+	[ "$(jq -r ".tuning.instances[] | select(.pid == $b) | .command" <<<"$output")" = sigprog ]
+	[ "$(jq -r '.tuning.saved_knobs.pages_to_scan' <<<"$output")" = 100 ]
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# Hosts that are hard on a preload library: children made without fork
+# handlers, vfork, threads entering namespaces at once, self-sandboxing,
+# large static TLS, a reused descriptor 2, allocators under a sanitizer,
+# and a stress of everything at once.  The library must never break them.
+
+load helpers
+
+setup() { requires root; }
+teardown() { stop_workloads; }
+
+# Rescans every 10 ms: whatever a pass does, it does often.
+MADVISE=(LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=10)
+
+@test "a child of raw clone(SIGCHLD) or _Fork() that calls exit() ends (no join of a thread it lacks)" {
+	run -0 timeout 20 env "${MADVISE[@]}" "$PROGS/hostile" raw-clone
+	run -0 timeout 20 env "${MADVISE[@]}" "$PROGS/hostile" _Fork
+}
+
+@test "a vfork child that calls exit() leaves the parent's rescan thread running" {
+	start_workload "${MADVISE[@]}" -- "$PROGS/hostile" vfork
+	grep -qx ksmenable /proc/$WL_PID/task/*/comm
+	wait_until 10 region_mergeable "$WL_PID" "$(workload_region later)"
+}
+
+@test "four threads calling setns(fd, 0) at once do not deadlock" {
+	run -0 timeout 30 env "${MADVISE[@]}" "$PROGS/hostile" setns
+}
+
+@test "setns into mount and time namespaces works with the rescan thread running" {
+	# The test's own namespaces: entering them needs a single-threaded process all the same.
+	run -0 env "${MADVISE[@]}" nsenter --mount=/proc/$$/ns/mnt true
+	[ -z "$output" ]
+	[ -e /proc/$$/ns/time ] || skip_or_fail "no time namespaces on this kernel"
+	run -0 env "${MADVISE[@]}" nsenter --time=/proc/$$/ns/time true
+	run -0 env "${MADVISE[@]}" unshare --mount true
+}
+
+@test "a program that forbids itself open() for all threads survives the rescans" {
+	run -0 env "${MADVISE[@]}" "$PROGS/hostile" seccomp
+}
+
+@test "a host with 120 KiB of static TLS: the rescan thread has its stack" {
+	run -0 env "${MADVISE[@]}" "$PROGS/hostile" tls
+}
+
+@test "a daemon that closed stderr and reused descriptor 2 finds no warning in its file" {
+	local f=$BATS_TEST_TMPDIR/data
+	run -0 env "${MADVISE[@]}" KSM_ENABLE_REPORT=/nonexistent/dir/r.json "$PROGS/hostile" stderr "$f"
+	[ "$(cat "$f")" = data ]
+	# The control: with stderr left alone, that warning is written.
+	run -0 --separate-stderr env "${MADVISE[@]}" KSM_ENABLE_REPORT=/nonexistent/dir/r.json "$PROGS/hostile" tls
+	[[ $stderr == *"KSM_ENABLE_REPORT=/nonexistent/dir/r.json: cannot open"* ]]
+}
+
+@test "the interposed mmap allocates nothing in a UTF-8 locale with file: selectors" {
+	locale -a | grep -qi '^c.utf-\?8$' || skip_or_fail "no C.UTF-8 locale"
+	run -0 env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW='file:*/ünïcode*,anon' KSM_ENABLE_RESCAN_MS=0 \
+		"$PROGS/noalloc" "$BATS_TEST_TMPDIR/ünïcode.bin"
+	[ "$output" = "allocations 0" ]
+}
+
+@test "a fork from 16 allocating threads under AddressSanitizer: the child runs at once" {
+	local rt prog=$BATS_TEST_TMPDIR/forkstorm-asan
+	rt=$(readlink -f "$(gcc -print-file-name=libasan.so)")
+	[ -f "$rt" ] || skip_or_fail "no libasan (gcc's AddressSanitizer runtime)"
+	gcc -fsanitize=address -g -O1 -pthread -o "$prog" "$TOP/tests/progs/forkstorm.c"
+	run -0 timeout 120 env LD_PRELOAD="$rt $LIB" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=10 \
+		ASAN_OPTIONS=detect_leaks=0 "$prog" 20
+	[ "${lines[-1]}" = "forks 20" ]
+}
+
+@test "stress: threads map, advise, remap, unmap and fork under a 10 ms rescan; nothing lost, errno kept" {
+	run -0 timeout 120 env "${MADVISE[@]}" "$PROGS/hostile" stress 5
+	[[ ${lines[-1]} == "stress: "*" forks, 0 errors" ]]
+	run -0 timeout 120 env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=prctl "$PROGS/hostile" stress 2
+	[[ ${lines[-1]} == "stress: "*" forks, 0 errors" ]]
+}

@@ -1,0 +1,336 @@
+/*
+ * Unit tests of the tuning policy (launcher/host/tune.c), fed samples: a
+ * recorded run of two commands, and synthetic ones for each rule (the
+ * hand-over that waits for the candidate memory, the boosts again, and the
+ * daemon's pressure, CPU ceiling and cost floor).  No root, nothing changed.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/counters.h"
+#include "host/knobs.h"
+#include "host/tune.h"
+
+static int passed, failed;
+
+#define CHECK(cond) do { \
+	if (cond) passed++; \
+	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
+} while (0)
+
+/* ---- the tuning policy on a recorded run ---- */
+
+#define RECORDING "tests/unit/data/tune-two-commands.tsv"
+#define MAX_ROWS 200
+
+struct row {
+	struct sys_sample s;
+	long long pages_to_scan, sleep_ms;    /* what the real tuner had set */
+};
+
+static int load_recording(struct row *rows)
+{
+	FILE *f = fopen(RECORDING, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f) {
+		perror(RECORDING);
+		exit(2);
+	}
+	while (n < MAX_ROWS && fgets(line, sizeof line, f)) {
+		struct row *r = &rows[n];
+		if (line[0] == '#')
+			continue;
+		memset(r, 0, sizeof *r);
+		/* The columns are sys_counter_names in order, then two knobs. */
+		if (sscanf(line, "%lf %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", &r->s.t,
+			   &r->s.v[0], &r->s.v[1], &r->s.v[2], &r->s.v[3], &r->s.v[4], &r->s.v[5],
+			   &r->s.v[6], &r->s.v[7], &r->s.v[8], &r->pages_to_scan, &r->sleep_ms) == 12)
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void test_tune_recorded(void)
+{
+	static struct row rows[MAX_ROWS];
+	struct knob_set want = { 0 }, out;
+	struct tuner t;
+	int n = load_recording(rows), i, handover = -1, real_handover = -1;
+
+	CHECK(n > 60);
+	tune_start(&t, NULL, "20", true, 0.0, &want);
+	CHECK(t.phase == TUNE_BOOST);
+	CHECK(want.n == 3 && !strcmp(knob_lookup(&want, "pages_to_scan"), "5000") &&
+	      !strcmp(knob_lookup(&want, "sleep_millisecs"), "10") &&
+	      !strcmp(knob_lookup(&want, "advisor_mode"), "none"));
+	for (i = 1; i < n; i++) {
+		struct tune_input in = { .first = &rows[0].s, .now = &rows[i].s, .candidate_pages = -1,
+					 .pressure = -1, .ksmd_cpu_pct = -1 };
+		tune_tick(&t, &in, &out);
+		if (real_handover < 0 && rows[i].pages_to_scan != 5000)
+			real_handover = i;
+		if (handover < 0 && t.phase == TUNE_STEADY) {
+			handover = i;
+			/* The steady phase: the sleep from before, a rate for a
+			 * full scan every 20 s, at least 100 pages. */
+			CHECK(out.n == 2 && !strcmp(knob_lookup(&out, "sleep_millisecs"), "20") &&
+			      !strcmp(knob_lookup(&out, "pages_to_scan"), "100"));
+			CHECK(strstr(t.handover, "then 100 pages every 20 ms") != NULL);
+		} else if (handover >= 0) {
+			CHECK(t.phase == TUNE_STEADY);
+		} else {
+			CHECK(out.n == 0);
+		}
+	}
+	/* Not before 10 s of boost; not while the second command's memory
+	 * was still merging (it started at 6 s); at the sample where the
+	 * real tuner handed over, or the next. */
+	CHECK(handover > 0 && rows[handover].s.t >= 10.0);
+	CHECK(real_handover > 0 && (handover == real_handover || handover == real_handover - 1));
+	CHECK(sys_value(&rows[handover].s, "pages_sharing") >= 18000);
+}
+
+/* Synthetic samples after a hand-over: memory that grows by half boosts again. */
+static void test_tune_boost_again(void)
+{
+	struct knob_set want = { 0 }, out;
+	struct sys_sample s0 = { 0 }, s = { 0 };
+	struct tuner t;
+	long long page = sysconf(_SC_PAGESIZE);
+	double now = 0;
+
+	struct tune_input in = { .first = &s0, .now = &s, .candidate_pages = -1, .pressure = -1, .ksmd_cpu_pct = -1 };
+
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	CHECK(want.n == 2 && !knob_lookup(&want, "advisor_mode"));
+	/* 100,000 tracked pages, 40,000 merged, no growth, scans advancing. */
+	for (int i = 0; i <= 60 && t.phase == TUNE_BOOST; i++, now += 0.5) {
+		s.t = now;
+		s.v[2] = 40000;                                  /* pages_sharing */
+		s.v[0] = 40000 * page - 100000LL * 64;           /* general_profit */
+		s.v[6] = i;                                      /* full_scans */
+		s.v[5] = 0;                                      /* ksm_zero_pages */
+		if (i == 0)
+			s0 = s;
+		tune_tick(&t, &in, &out);
+	}
+	CHECK(t.phase == TUNE_STEADY && now >= 10.0);
+	CHECK(t.steady_pages == 100000 * 20 / 20000);
+	/* Grown by a third: a new rate, no boost. */
+	s.t = now;
+	s.v[0] = 40000 * page - 133000LL * 64;
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_STEADY && out.n == 1 && !strcmp(knob_lookup(&out, "pages_to_scan"), "133"));
+	/* Grown by over half (and by more than 25,600 pages): boost again. */
+	s.t = now + 1;
+	s.v[0] = 40000 * page - 160000LL * 64;
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_BOOST && t.boosts == 2);
+	CHECK(!strcmp(knob_lookup(&out, "pages_to_scan"), "5000") &&
+	      !strcmp(knob_lookup(&out, "sleep_millisecs"), "10"));
+}
+
+/*
+ * A synthetic machine: one sample per call, at time T, with SHARING pages
+ * merged, TRACKED pages tracked by ksmd, and SCANS full scans so far.
+ */
+static void sample_at(struct sys_sample *s, double t, long long sharing, long long tracked, long long scans)
+{
+	long long page = sysconf(_SC_PAGESIZE);
+
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < SYS_COUNTERS; i++)
+		s->v[i] = 0;
+	s->t = t;
+	s->v[2] = sharing;                              /* pages_sharing */
+	s->v[0] = sharing * page - tracked * 64;        /* general_profit, the kernel's formula */
+	s->v[6] = scans;                                /* full_scans */
+	s->ksmd_cpu = -1;
+}
+
+/*
+ * Memory that arrives late and in waves: merging levels off at 10 s while
+ * the candidate memory still grows; the boost must last until it has
+ * stopped growing and been scanned, and not a sample less.
+ */
+static void test_tune_waits_for_the_memory(void)
+{
+	struct knob_set want = { 0 }, out;
+	struct sys_sample s0, s;
+	struct tuner t;
+	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
+	double handover = -1;
+
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	sample_at(&s0, 0, 0, 0, 0);
+	for (double now = 0.5; now <= 80 && handover < 0; now += 0.5) {
+		/* 20,000 pages merged by 5 s and no more; the candidate grows to 40 s. */
+		long long cand = now < 40 ? 10000 + (long long)(now * 2000) : 90000;
+		sample_at(&s, now, now < 5 ? (long long)(now * 4000) : 20000, cand, (long long)now);
+		in.candidate_pages = cand;
+		tune_tick(&t, &in, &out);
+		if (t.phase == TUNE_STEADY)
+			handover = now;
+	}
+	/* The old rule (merging levelled off) would have handed over at 10 s. */
+	/* Growth ends at 40 s; two full scans later (a scan a second here), the hand-over. */
+	CHECK(handover >= 40 && handover <= 43);
+	CHECK(strstr(t.last_decision, "merging levelled off") != NULL);
+}
+
+/* Memory that never stops growing: the boost ends 60 s after the last growth, not before. */
+static void test_tune_boost_has_an_end(void)
+{
+	struct knob_set want = { 0 }, out;
+	struct sys_sample s0, s;
+	struct tuner t;
+	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
+	double now;
+
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	sample_at(&s0, 0, 0, 0, 0);
+	/* Growth until 30 s, then a candidate that stays but is never scanned twice (no scans). */
+	for (now = 0.5; now <= 200 && t.phase == TUNE_BOOST; now += 0.5) {
+		long long cand = now < 30 ? 10000 + (long long)(now * 2000) : 70000;
+		sample_at(&s, now, 1000, cand, now < 30 ? (long long)now : 30);
+		in.candidate_pages = cand;
+		tune_tick(&t, &in, &out);
+	}
+	CHECK(t.phase == TUNE_STEADY && now > 90 && now <= 91.5);
+	CHECK(strstr(t.last_decision, "a minute without new memory") != NULL);
+}
+
+/* Drives a fresh tuner to its steady phase on a quiet machine; returns the time. */
+static double to_steady(struct tuner *t, const struct tune_config *cfg, struct tune_input *in,
+			struct sys_sample *s, long long tracked, long long cand)
+{
+	struct knob_set want = { 0 }, out;
+	double now = 0;
+
+	tune_start(t, cfg, "20", false, 0.0, &want);
+	sample_at((struct sys_sample *)in->first, 0, 0, 0, 0);
+	in->candidate_pages = cand;
+	for (now = 0.5; now <= 100 && t->phase == TUNE_BOOST; now += 0.5) {
+		sample_at(s, now, 40000, tracked, (long long)now);
+		tune_tick(t, in, &out);
+	}
+	return now;
+}
+
+/* In the steady phase: a new command boosts; 5% and 2048 pages more candidate memory boosts; less does not. */
+static void test_tune_new_work(void)
+{
+	struct knob_set out;
+	struct sys_sample s0, s;
+	struct tuner t;
+	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
+	double now = to_steady(&t, NULL, &in, &s, 100000, 100000);
+
+	CHECK(t.phase == TUNE_STEADY);
+	in.new_work = true;
+	sample_at(&s, now, 40000, 100000, (long long)now);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_BOOST && !strcmp(knob_lookup(&out, "pages_to_scan"), "5000"));
+	CHECK(strstr(t.last_decision, "a command registered") != NULL);
+	in.new_work = false;
+
+	now = to_steady(&t, NULL, &in, &s, 100000, 100000);
+	/* 4% more: not new work. */
+	in.candidate_pages = 104000;
+	sample_at(&s, now, 40000, 100000, (long long)now);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_STEADY);
+	/* 5% + 2048 pages and one more: boost. */
+	in.candidate_pages = 100000 + 5000 + 2048 + 1;
+	sample_at(&s, now + 1, 40000, 100000, (long long)now + 1);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_BOOST && strstr(t.last_decision, "new memory to merge") != NULL);
+
+	/* Less memory (a command ended): no boost, and the new, lower baseline counts. */
+	now = to_steady(&t, NULL, &in, &s, 100000, 100000);
+	in.candidate_pages = 50000;
+	sample_at(&s, now, 40000, 100000, (long long)now);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_STEADY && t.cand_at_handover == 50000);
+	in.candidate_pages = 50000 + 2500 + 2048 + 1;
+	sample_at(&s, now + 1, 40000, 100000, (long long)now + 1);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_BOOST);
+}
+
+/* The daemon's rules: pressure changes the steady period, the CPU ceiling scales the rate, the cost floor. */
+static void test_tune_daemon_rules(void)
+{
+	struct tune_config cfg;
+	struct knob_set out;
+	struct sys_sample s0, s;
+	struct tuner t;
+	struct tune_input in = { .first = &s0, .now = &s, .pressure = 0.05, .ksmd_cpu_pct = -1 };
+	long long normal, calm, pressed;
+	double now;
+
+	tune_defaults(&cfg);
+	cfg.adapt_to_pressure = true;
+	to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	normal = t.steady_pages;
+	/* 200,000 pages, a scan every 20 s, 20 ms sleeps: 200 pages per sleep. */
+	CHECK(normal == 200);
+	in.pressure = 0.0;
+	to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	calm = t.steady_pages;
+	in.pressure = 0.5;
+	to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	pressed = t.steady_pages;
+	CHECK(calm == 100 && pressed == 800);
+
+	/* A ceiling of 10% while ksmd used 40%: a quarter of the rate. */
+	cfg.max_cpu_pct = 10;
+	in.pressure = 0.5;
+	in.ksmd_cpu_pct = 40;
+	to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	CHECK(t.steady_pages == 200);
+
+	/* The cost floor: 16 MiB per percent; 40,000 pages merged (156 MiB) for 20% is under it. */
+	cfg.max_cpu_pct = 0;
+	cfg.profit_floor = 16 << 20;
+	in.pressure = 0.05;
+	in.ksmd_cpu_pct = 20;
+	now = to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	for (double end = now + 299; now < end; now += 1) {
+		sample_at(&s, now, 40000, 200000, (long long)now);
+		tune_tick(&t, &in, &out);
+		CHECK(!t.frugal);
+	}
+	for (double end = now + 5; now < end && !t.frugal; now += 1) {
+		sample_at(&s, now, 40000, 200000, (long long)now);
+		tune_tick(&t, &in, &out);
+	}
+	CHECK(t.frugal && !strcmp(knob_lookup(&out, "pages_to_scan"), "100"));
+	CHECK(strstr(t.last_decision, "slowed to 100 pages") != NULL && strstr(t.handover, "did not pay") != NULL);
+	/* And worth it at 5%: not frugal. */
+	in.ksmd_cpu_pct = 5;
+	now = to_steady(&t, &cfg, &in, &s, 200000, 200000);
+	for (double end = now + 400; now < end; now += 1) {
+		sample_at(&s, now, 40000, 200000, (long long)now);
+		tune_tick(&t, &in, &out);
+	}
+	CHECK(!t.frugal);
+}
+
+int main(void)
+{
+	test_tune_recorded();
+	test_tune_boost_again();
+	test_tune_waits_for_the_memory();
+	test_tune_boost_has_an_end();
+	test_tune_new_work();
+	test_tune_daemon_rules();
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
