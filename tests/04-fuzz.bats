@@ -89,8 +89,8 @@ fuzz_briefly() {
 	fuzz_briefly options
 }
 
-@test "fuzz: the knob state file, and its round trip (knobstate_parse, knobstate_format)" {
-	fuzz_briefly knobstate
+@test "fuzz: the host state file, and its round trip (hoststate_parse, hoststate_format)" {
+	fuzz_briefly hoststate
 }
 
 @test "fuzz: --estimate's targets (targets_resolve)" {
