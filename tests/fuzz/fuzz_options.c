@@ -22,6 +22,9 @@
  * and die() to stderr (run it with -close_fd_mask=3, as make fuzz and
  * tests/04-fuzz.bats do; failed checks still reach stderr, see fuzz.h); knob options stat and read /sys/kernel/mm/ksm, never write.
  *
+ * --daemon's options (--take-over, --steady, --max-cpu, --min-profit) are
+ * checked too: its own only with it, and none of a command's beside it.
+ *
  * Input: the arguments after argv[0], separated by NUL bytes.
  */
 #include <getopt.h>
@@ -68,9 +71,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 {
 	char why[256];
+	bool rate = false;
 
 	FUZZ_CHECK(cmd >= argv + 1 && cmd <= argv + argc, "the command at argv + %td of %d", cmd - argv, argc);
-	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_RESTORE, "action %d", o->action);
+	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_DAEMON, "action %d", o->action);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE)
 		FUZZ_CHECK(*cmd, "no command to run");
 	if (o->action == ACT_ESTIMATE)
@@ -90,7 +94,21 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 		FUZZ_CHECK(knob_check_name(k->name, why, sizeof why) == 0 &&
 			   knob_check_value(k->name, k->value, why, sizeof why) == 0,
 			   "--set %s=%s taken against the rules: %s", k->name, k->value, why);
+		rate |= knob_is_rate(k->name);
 	}
+	FUZZ_CHECK(o->user_rate == rate, "user_rate %d, but a rate knob given: %d", o->user_rate, rate);
+	/* --daemon's own options, and what it refuses (a command's, the user's rate). */
+	FUZZ_CHECK(!o->steady || (o->steady >= 1 && o->steady <= 86400), "steady %g", o->steady);
+	FUZZ_CHECK(o->max_cpu_given ? o->max_cpu >= 0 && o->max_cpu <= 100 : !o->max_cpu, "max-cpu %g", o->max_cpu);
+	FUZZ_CHECK(o->min_profit_given || !o->min_profit, "min-profit %lu not given", o->min_profit);
+	if (o->action == ACT_DAEMON)
+		FUZZ_CHECK(!*cmd && !o->mode && !o->allow && !o->deny && !o->min_size && !o->rescan && !o->log &&
+			   !o->preload && !o->report_file && !o->no_inherit && !o->no_preload && !o->json &&
+			   !o->quiet && !o->no_tune && !o->keep && !o->user_rate,
+			   "--daemon with a command's option, or the user's rate");
+	else
+		FUZZ_CHECK(!o->steady && !o->max_cpu_given && !o->min_profit_given,
+			   "--steady, --max-cpu or --min-profit without --daemon");
 	{
 		const char *values[] = { o->mode, o->allow, o->deny, o->min_size, o->rescan, o->log,
 					 o->preload, o->report_file, o->estimate };
