@@ -6,6 +6,7 @@
 #   make check-asan           the same suite against an ASan+UBSan build in build/asan/
 #   make CC=musl-gcc          the same library against musl, into build/musl-gcc/
 #   make bench                the benchmarks (not part of check)
+#   make fuzz [FUZZ=NAME]     the libFuzzer harnesses of tests/fuzz/, 60 s each (clang)
 #   make install PREFIX=/usr DESTDIR=/tmp/stage ; make uninstall
 #
 # WERROR=1 (used by CI) turns warnings into errors; distributions leave it off.
