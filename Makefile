@@ -187,10 +187,15 @@ demo:
 	flock /run/lock/ksmenable-tests.lock $(RUN) -- $(DEMO)
 
 # The suite changes system-wide KSM knobs: one run at a time on a machine.
+# No test may hang the run: bats fails one that takes longer (the slowest
+# take under a minute, even sanitized).
+BATS_TEST_TIMEOUT ?= 300
+export BATS_TEST_TIMEOUT
+
 check: deps
 	@$(MAKE) --no-print-directory all progs unit $(FAULT) lint-man
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
-	@{ KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats tests/; echo $$? >$(O)/check.status; } \
+	@{ KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock bats -T tests/; echo $$? >$(O)/check.status; } \
 		| tee $(O)/check.tap
 	@echo "check: $$(grep -c '^ok' $(O)/check.tap) passed, $$(grep -c '^not ok' $(O)/check.tap) failed"
 	@exit $$(cat $(O)/check.status)

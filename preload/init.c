@@ -17,6 +17,7 @@
 #include "library.h"
 #include "log.h"
 #include "marks.h"
+#include "nextsym.h"
 #include "report.h"
 #include "rescan.h"
 
@@ -84,6 +85,7 @@ __attribute__((constructor)) static void ksmenable_init(void)
 	pthread_atfork(marks_atfork_prepare, marks_atfork_parent, marks_atfork_child);
 	pthread_atfork(layout_atfork_prepare, layout_atfork_parent, layout_atfork_child);
 	pthread_atfork(NULL, NULL, rescan_after_fork_child);
+	interpose_bind_early();
 	log_init();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */
 	if (getauxval(AT_SECURE)) {

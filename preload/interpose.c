@@ -51,6 +51,13 @@ static fork_fn real_fork;
 static prctl_fn real_prctl;
 static unshare_fn real_unshare;
 static setns_fn real_setns;
+void interpose_bind_early(void)
+{
+	(void)NEXT(real_mmap, "mmap");
+	(void)NEXT(real_mmap64, "mmap64");
+	interpose_marks_bind_early();
+}
+
 /* While the next mmap is not known, the system call serves. */
 static void *raw_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {

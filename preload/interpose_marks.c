@@ -57,6 +57,13 @@ static mlock2_fn real_mlock2;
 static mlockall_fn real_mlockall;
 static munlockall_fn real_munlockall;
 
+void interpose_marks_bind_early(void)
+{
+	(void)NEXT(real_munmap, "munmap");
+	(void)NEXT(real_mremap, "mremap");
+	(void)NEXT(real_madvise, "madvise");
+}
+
 static unsigned long page_end(const void *addr, size_t len)
 {
 	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE);

@@ -3,7 +3,9 @@
  *
  * On first use rather than in the constructor: dlsym costs a few
  * microseconds that a program which never calls these functions should not
- * pay at start.  The guard is per thread: a thread that finds another one
+ * pay at start.  The exceptions are the calls allocators make
+ * (interpose_bind_early, nextsym.h): their first lookup would allocate
+ * inside the allocator.  The guard is per thread: a thread that finds another one
  * resolving waits for nothing and looks the symbol up itself (threads
  * racing here store the same value), so only a lookup that comes back into
  * the library on its own thread gets NULL.

@@ -48,11 +48,13 @@ teardown() { stop_workloads; }
 }
 
 @test "many processes ending together never interleave their lines" {
-	r=$BATS_TEST_TMPDIR/report.jsonl
+	local r=$BATS_TEST_TMPDIR/report.jsonl i pids=()
 	for i in $(seq 40); do
 		env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=1 &
+		pids+=($!)
 	done
-	wait
+	# These, not every child of the test's shell: bats's timeout timer is one.
+	wait "${pids[@]}"
 	[ "$(wc -l <"$r")" = 40 ]
 	[ "$(jq -s length "$r")" = 40 ]
 }

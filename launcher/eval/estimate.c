@@ -336,11 +336,16 @@ static void mark_volatile(struct scan *s, const struct record *old, const struct
 
 	for (i = 0; i < s->res->nprocs; i++) {
 		struct est_proc *p = &s->res->procs[i];
-		const struct record *a = old + old_procs[i].first_rec, *aend = a + old_procs[i].nrec;
-		struct record *b = s->recs + p->first_rec, *bend = b + p->nrec;
+		const struct record *a, *aend;
+		struct record *b, *bend;
 
-		if (p->skipped)
+		/* A pass that kept no page has no array: no pointer arithmetic on NULL. */
+		if (p->skipped || !p->nrec)
 			continue;
+		a = old_procs[i].nrec ? old + old_procs[i].first_rec : NULL;
+		aend = a ? a + old_procs[i].nrec : NULL;
+		b = s->recs + p->first_rec;
+		bend = b + p->nrec;
 		for (; b < bend; b++) {
 			while (a < aend && a->addr < b->addr)
 				a++;

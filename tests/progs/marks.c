@@ -16,6 +16,7 @@
  *   mergeable=NAME      madvise(MADV_MERGEABLE), the program's own choice
  *   dontdump=NAME       madvise(MADV_DONTDUMP)         wipeonfork=NAME: MADV_WIPEONFORK
  *   mlock=NAME          mlock                         munlock=NAME
+ *   mlock2=NAME         mlock2(flags 0): a sanitizer's runtime makes mlock a no-op, not mlock2
  *   mlockall / munlockall
  *   unmap=NAME          munmap                        move=NAME: mremap elsewhere, twice the size
  *   pieces=N            one mapping of 2N pages, every other page made
@@ -189,6 +190,16 @@ int main(int argc, char **argv)
 			struct named *r = find(v);
 			if (mlock(r->p, r->len))
 				die("mlock");
+		} else if (!strncmp(a, "mlock2=", 7)) {
+			struct named *r = find(v);
+#ifdef __GLIBC__
+			if (mlock2(r->p, r->len, 0))
+				die("mlock2");
+#else
+			(void)r;
+			errno = ENOSYS;         /* musl has no mlock2 wrapper */
+			die("mlock2");
+#endif
 		} else if (!strncmp(a, "munlock=", 8)) {
 			struct named *r = find(v);
 			if (munlock(r->p, r->len))
