@@ -45,3 +45,40 @@ LAUNCHER_REQUIRES="root ksm prctl"
 	echo "$output" | grep -Eq "^ +$WL_PID +command +yes +[0-9-]+ [0-9:]+ +dupmem$"
 	[[ $output == *"saved knobs (restored when the last ends):"*"pages_to_scan=100"* ]]
 }
+
+# The counters as they are when nothing has been merged since the last unmerge.
+counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_shared)" = 0 ]; }
+
+@test "counters left over while KSM is stopped are said to be, in --status and in a command's report" {
+	local report=$BATS_TEST_TMPDIR/report.json pid
+	# The control: unmerged (run=2), then stopped: nothing is left over.
+	echo 2 >$KSM/run
+	wait_until 30 counters_clean
+	echo 0 >$KSM/run
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r .counters_left_over <<<"$output")" = false ]
+	# Merge, end the command (ksm-run puts run=0 back), and the counters stay.
+	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	wait_until 20 region_merged "$pid" "$(workload_region mmap)"
+	stop_workloads
+	knob_is run 0
+	[ "$(cat $KSM/pages_sharing)" -gt 0 ]
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"LEFT OVER: KSM is stopped (run=0)"* ]]
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r .counters_left_over <<<"$output")" = true ]
+	# A command started now: its report says its start figures are left
+	# over (run=0 kept for it, so that ksmd does not drop them in between).
+	run -0 --separate-stderr "$KSM_RUN" --set run=0 -- true
+	[[ $stderr == *"the start figures are LEFT OVER from an earlier run"* ]]
+	# Also when ksm-run itself starts ksmd, which then drops them.
+	run -0 "$KSM_RUN" --json --report-file="$report" -- true
+	[ "$(jq -r .counters_left_over "$report")" = true ]
+	# With KSM running, the counters are live.
+	echo 1 >$KSM/run
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r .counters_left_over <<<"$output")" = false ]
+	run -0 "$KSM_RUN" --json --report-file="$report" -- true
+	[ "$(jq -r .counters_left_over "$report" | tail -1)" = false ]
+}

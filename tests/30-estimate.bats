@@ -203,7 +203,8 @@ predict_then_merge() {
 }
 
 @test "estimate: malformed targets and targets matching nothing are refused with 125" {
-	for t in "" abc 12a "1,,2" ",1" "cgroup:" "-3" 0 "cgroup:/nonexistent/cg" "cgroup:no-such-group-$$"; do
+	for t in "" abc 12a "1,,2" ",1" "cgroup:" "-3" 0 "cgroup:/nonexistent/cg" "cgroup:no-such-group-$$" \
+		"cgroup:pids:no-slash" "cgroup:1:pids" "cgroup:a/../b"; do
 		run --separate-stderr "$KSM_RUN" --estimate="$t"
 		[ "$status" = 125 ] || { echo "'$t': $status"; return 1; }
 		[[ "$stderr" == *"--estimate"* ]] || { echo "'$t': $stderr"; return 1; }
@@ -232,6 +233,27 @@ predict_then_merge() {
 	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ]
 	estimate "cgroup:$dir"
 	[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ]
+	# The forms users copy from /proc/PID/cgroup: the path with its '/', the
+	# whole line, the controller with the path.
+	local line form hierarchy=${dir%/*}
+	hierarchy=${hierarchy##*/}
+	case $hierarchy in
+	unified | cgroup) line=$(grep '^0::' /proc/"$(wl_pid a)"/cgroup) ;;
+	*) line=$(grep -E "^[0-9]+:([^:]*,)?$hierarchy(,[^:]*)?:" /proc/"$(wl_pid a)"/cgroup) ;;
+	esac
+	[ "${line##*:}" = "/$cg" ]
+	for form in "/$cg" "$line" "${line#*:}"; do
+		estimate "cgroup:$form"
+		[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ] || { echo "form $form"; return 1; }
+	done
+	if [ "$hierarchy" = pids ]; then
+		estimate "cgroup:pids/$cg"
+		[ "$(jq -r '[.processes[].pid] | join(",")' <<<"$EST")" = "$(wl_pid a)" ]
+		# The controller is the one named: not found in another hierarchy.
+		run --separate-stderr "$KSM_RUN" --estimate="cgroup:freezer:/$cg"
+		[ "$status" = 125 ]
+		[[ "$stderr" == *"not found in any mounted cgroup hierarchy holding freezer"* ]]
+	fi
 	stop_workloads
 	rmdir "$dir"
 }

@@ -90,43 +90,127 @@ static int is_dir(const char *path)
 }
 
 /*
- * A relative PATH is looked up in every cgroup hierarchy mounted (cgroup v1
- * has one per controller, v2 one in all): the processes are the same in
- * each, so the first that has the directory serves.
+ * Does the hierarchy mounted with type TYPE and options OPTS hold
+ * CONTROLLER?  NULL: any hierarchy.  "": cgroup v2 (as /proc/PID/cgroup
+ * writes it, "0::/PATH").  Else a v1 controller or name=NAME, one of the
+ * mount's comma-separated options.
  */
-static int add_cgroup(struct pid_list *l, const char *path, char *why, size_t whylen)
+static int hierarchy_has(const char *type, const char *opts, const char *controller)
 {
-	char dir[2 * PATH_MAX], line[4096], mnt[PATH_MAX], type[64];
-	FILE *f;
-	int found = 0;
+	size_t n;
+	const char *o;
 
-	if (path[0] == '/') {
-		if (!is_dir(path) || add_procs_file(l, path) < 0) {
-			snprintf(why, whylen, "cgroup '%s': no such cgroup directory", path);
-			return -1;
-		}
+	if (!controller)
+		return 1;
+	if (!*controller)
+		return !strcmp(type, "cgroup2");
+	if (strcmp(type, "cgroup"))
 		return 0;
-	}
-	if (strstr(path, "..")) {
-		snprintf(why, whylen, "cgroup '%s': '..' is not accepted", path);
-		return -1;
-	}
+	n = strlen(controller);
+	for (o = opts; o; o = strchr(o, ',') ? strchr(o, ',') + 1 : NULL)
+		if (!strncmp(o, controller, n) && (o[n] == ',' || o[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Finds REL (no leading '/') in the hierarchies that hold CONTROLLER. */
+static int add_in_hierarchies(struct pid_list *l, const char *rel, const char *controller, char *why,
+			      size_t whylen, int *found)
+{
+	char dir[2 * PATH_MAX], line[4096], mnt[PATH_MAX], type[64], opts[1024];
+	FILE *f;
+
+	*found = 0;
 	if (!(f = fopen("/proc/self/mounts", "re"))) {
 		snprintf(why, whylen, "cannot read /proc/self/mounts: %s", strerror(errno));
 		return -1;
 	}
-	while (!found && fgets(line, sizeof line, f)) {
-		if (sscanf(line, "%*s %4095s %63s", mnt, type) != 2)
+	while (!*found && fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%*s %4095s %63s %1023s", mnt, type, opts) != 3)
 			continue;
 		if (strcmp(type, "cgroup") && strcmp(type, "cgroup2"))
 			continue;
-		snprintf(dir, sizeof dir, "%s/%s", mnt, path);
-		found = is_dir(dir) && add_procs_file(l, dir) == 0;
+		if (!hierarchy_has(type, opts, controller))
+			continue;
+		snprintf(dir, sizeof dir, "%s/%s", mnt, rel);
+		*found = is_dir(dir) && add_procs_file(l, dir) == 0;
 	}
 	fclose(f);
-	if (!found)
-		snprintf(why, whylen, "cgroup '%s': not found in any mounted cgroup hierarchy", path);
-	return found ? 0 : -1;
+	return 0;
+}
+
+/*
+ * The forms of cgroup:SPEC, so that what users copy from /proc works:
+ *   /sys/fs/cgroup/...      a cgroup directory itself
+ *   PATH, /PATH             relative to a hierarchy: found in every mounted one
+ *                           (cgroup v1 has one per controller, v2 one in all;
+ *                           the processes are the same in each)
+ *   CONTROLLER/PATH         in the v1 hierarchy of that controller
+ *                           (pids/web, or name=systemd/...) when PATH is not
+ *                           found in every hierarchy
+ *   N:CONTROLLER:/PATH, CONTROLLER:/PATH, 0::/PATH
+ *                           a line of /proc/PID/cgroup, or its end
+ * A v1 line naming several controllers (2:cpu,cpuacct:/x) cannot be given,
+ * since ',' separates targets: its PATH alone serves.
+ */
+static int add_cgroup(struct pid_list *l, const char *spec, char *why, size_t whylen)
+{
+	char controller[256];
+	const char *path = spec, *colon = strchr(spec, ':'), *slash;
+	const char *want = NULL;
+	int found;
+
+	if (colon && (!strchr(spec, '/') || colon < strchr(spec, '/'))) {
+		const char *p = spec;
+
+		/* N:CONTROLLER:/PATH: the hierarchy number is not needed. */
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (p > spec && *p == ':')
+			spec = p + 1;
+		colon = strchr(spec, ':');
+		if (!colon || colon[1] != '/' || (size_t)(colon - spec) >= sizeof controller) {
+			snprintf(why, whylen, "cgroup '%s': not a cgroup path (accepted: PATH, /PATH, "
+				 "CONTROLLER/PATH, a line of /proc/PID/cgroup)", path);
+			return -1;
+		}
+		memcpy(controller, spec, (size_t)(colon - spec));
+		controller[colon - spec] = '\0';
+		want = controller;
+		spec = colon + 1;
+	} else if (spec[0] == '/' && is_dir(spec)) {
+		if (add_procs_file(l, spec) < 0) {
+			snprintf(why, whylen, "cgroup '%s': cannot read its cgroup.procs: %s", spec,
+				 strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (strstr(spec, "..")) {
+		snprintf(why, whylen, "cgroup '%s': '..' is not accepted", path);
+		return -1;
+	}
+	while (*spec == '/')
+		spec++;
+	if (add_in_hierarchies(l, spec, want, why, whylen, &found) < 0)
+		return -1;
+	/* pids/web: the first component may name the hierarchy. */
+	if (!found && !want && (slash = strchr(spec, '/')) && (size_t)(slash - spec) < sizeof controller) {
+		memcpy(controller, spec, (size_t)(slash - spec));
+		controller[slash - spec] = '\0';
+		if (add_in_hierarchies(l, slash + 1, controller, why, whylen, &found) < 0)
+			return -1;
+	}
+	if (!found) {
+		if (path[0] == '/' && !want)
+			snprintf(why, whylen, "cgroup '%s': no such cgroup directory, and not found in any "
+				 "mounted cgroup hierarchy", path);
+		else
+			snprintf(why, whylen, "cgroup '%s': not found in any mounted cgroup hierarchy%s%s", path,
+				 want ? " holding " : "", want ? (*want ? want : "(cgroup v2)") : "");
+		return -1;
+	}
+	return 0;
 }
 
 static int cmp_pid(const void *a, const void *b)

@@ -13,7 +13,8 @@ struct pid_list {
 /*
  * Resolve TEXT, a comma-separated list of items: a PID, "all" (every
  * process but this one), or "cgroup:PATH" (the processes of a cgroup, v1 or
- * v2; PATH absolute under /sys/fs/cgroup or relative to a hierarchy).  The
+ * v2; PATH a cgroup directory, relative to a hierarchy with or without a
+ * leading '/', CONTROLLER/PATH, or a line of /proc/PID/cgroup: targets.c).  The
  * PIDs come out sorted, without repeats.  On error returns -1 with a
  * message in WHY: a malformed item, a cgroup that does not exist, or a
  * TARGET that matches no process.

@@ -100,3 +100,22 @@ double ksmd_cpu_seconds(pid_t ksmd)
 		return -1;
 	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
+
+bool counters_left_over(const char *run, long long pages_shared, long long pages_sharing)
+{
+	return run && !strcmp(run, "0") && (pages_shared > 0 || pages_sharing > 0);
+}
+
+bool counters_left_over_now(void)
+{
+	char run[64], val[64];
+	long long shared = 0, sharing = 0;
+
+	if (read_text(KSM_SYSFS_DIR "/run", run, sizeof run))
+		return false;
+	if (read_text(KSM_SYSFS_DIR "/pages_shared", val, sizeof val) || parse_ll(val, 0, LLONG_MAX, &shared))
+		shared = 0;
+	if (read_text(KSM_SYSFS_DIR "/pages_sharing", val, sizeof val) || parse_ll(val, 0, LLONG_MAX, &sharing))
+		sharing = 0;
+	return counters_left_over(run, shared, sharing);
+}

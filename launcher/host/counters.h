@@ -5,6 +5,7 @@
 #ifndef KSMRUN_COUNTERS_H
 #define KSMRUN_COUNTERS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define SYS_COUNTERS 9
@@ -31,5 +32,16 @@ double ksmd_cpu_seconds(pid_t ksmd);
  * Returns -1 when the counters are missing.
  */
 long long sys_rmap_items(const struct sys_sample *ss);
+
+/*
+ * Are the counters left over from an earlier run?  ksmd updates
+ * pages_shared, pages_sharing and general_profit only while it runs: with
+ * run=0 they keep what they were when it stopped, processes that have
+ * exited since included, and they drop only once it runs again.  RUN is
+ * the run knob's text (NULL: unknown, taken as live).
+ */
+bool counters_left_over(const char *run, long long pages_shared, long long pages_sharing);
+/* The same, of the machine now. */
+bool counters_left_over_now(void);
 
 #endif

@@ -85,6 +85,8 @@ void host_tuner_plan(struct host_tuner *h, const struct knob_set *want, double n
 	char v[KNOB_VALUE_MAX];
 
 	*all = *want;
+	/* Read before run=1 is written: ksmd then drops what is stale within a scan. */
+	h->left_over_at_start = counters_left_over_now();
 	h->have_advisor = access(KSM_SYSFS_DIR "/advisor_mode", F_OK) == 0;
 	h->candidate = -1;
 	h->pressure = -1;

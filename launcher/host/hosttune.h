@@ -38,6 +38,7 @@ struct host_tuner {
 	int nevents;
 	char manager[128];              /* a known manager that runs, or "" */
 	char sleep_before[KNOB_VALUE_MAX];
+	bool left_over_at_start;        /* the counters were stale when it planned (counters_left_over) */
 	bool have_advisor;
 	long long candidate;            /* pages; -1 unknown */
 	int candidate_procs;

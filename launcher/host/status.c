@@ -22,6 +22,7 @@
 #include "common/text.h"
 #include "host/knobs.h"
 #include "common/json.h"
+#include "host/counters.h"
 #include "host/hoststate.h"
 #include "host/managers.h"
 #include "host/statefile.h"
@@ -278,7 +279,8 @@ static void status_json(void)
 		printf("%s\"%s\":%lld", k++ ? "," : "", counters[i], v);
 	}
 	r = hoststate_peek(&st, why, sizeof why);
-	printf("},\"tuning\":{\"state\":\"%s\",\"tuner\":",
+	printf("},\"counters_left_over\":%s", counters_left_over_now() ? "true" : "false");
+	printf(",\"tuning\":{\"state\":\"%s\",\"tuner\":",
 	       r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
 	if (r == 0 && st.tuner)
 		printf("{\"pid\":%d,\"phase\":\"%s\"}", (int)st.tuner, held_phase_key(st.tuner_phase));
@@ -362,6 +364,9 @@ int status_main(bool json)
 	char val[64];
 	if (!read_text(buf, val, sizeof val) && !parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v))
 		printf("\ngeneral_profit: %lld KiB saved system-wide (after KSM's own metadata)", v / 1024);
+	if (counters_left_over_now())
+		printf("\n  LEFT OVER: KSM is stopped (run=0), nothing merges now; the counters keep what was\n"
+		       "  merged before it stopped, also for processes that have exited since");
 	ksm_stat_fields(fields, sizeof fields);
 	printf("\n\nkernel support:\n");
 	printf("  prctl(PR_SET_MEMORY_MERGE): %s\n", prctl_ok ? "yes" : "no (kernel before 6.4: madvise only)");

@@ -51,6 +51,7 @@ struct figures {
 	const char *covered_by;
 	long long kept_user, kept_program, kept_secret;   /* summed over exit lines */
 	int kept_reporting;                               /* processes whose line said */
+	bool left_over;                                   /* the first counters were stale */
 };
 
 static long long delta(const struct sampler *s, const char *name)
@@ -81,6 +82,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->kept_reporting++;
 		}
 	}
+	fg->left_over = o->left_over;
 	fg->ksmd_cpu = s->first.ksmd_cpu >= 0 && s->last.ksmd_cpu >= 0 ? s->last.ksmd_cpu - s->first.ksmd_cpu : -1;
 	fg->ksmd_pct = fg->ksmd_cpu >= 0 && s->last.t > s->first.t ?
 		100.0 * fg->ksmd_cpu / (s->last.t - s->first.t) : -1;
@@ -136,7 +138,8 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	json_ll(f, delta(s, "general_profit"));
 	fputs(",\"peak\":", f);
 	json_ll(f, s->profit_peak);
-	fputs("},\"full_scans\":{\"completed\":", f);
+	fprintf(f, "},\"counters_left_over\":%s", fg->left_over ? "true" : "false");
+	fputs(",\"full_scans\":{\"completed\":", f);
 	json_ll(f, fg->scans);
 	if (fg->mean_scan >= 0)
 		fprintf(f, ",\"mean_scan_s\":%.3f}", fg->mean_scan);
@@ -210,6 +213,11 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		!strcmp(fg->covered_by, "none") ? "NOTHING enabled KSM in the command" :
 		"not observed (the command ended before the first sample)");
 	fputs("  system-wide, every process on this machine (not only this command):\n", f);
+	if (fg->left_over)
+		fputs("    the start figures are LEFT OVER from an earlier run: KSM was stopped (run=0), which\n"
+		      "    keeps the counters of pages merged before, also of processes gone since; ksmd drops\n"
+		      "    those once it runs, so these deltas mix that with this command's savings (the\n"
+		      "    process tree's figures below are this command's alone)\n", f);
 	fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
 		human_bytes(sys_value(&s->first, "general_profit"), false), human_bytes(sys_value(&s->last, "general_profit"), false),
 		human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));

@@ -21,6 +21,7 @@ struct report_opts {
 	const struct knob_set *knobs;   /* in force during the run */
 	const char *tuning;
 	const struct profile *profile;  /* --profile: its table and advice */
+	bool left_over;                 /* the counters were left over when ksm-run started */
 };
 
 /* 0, or -1 when the report could not be written. */

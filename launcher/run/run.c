@@ -284,6 +284,7 @@ static void finish(struct run *r)
 			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
 			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
 			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
+			.left_over = r->host.left_over_at_start,
 		};
 		report_write(&ro, &r->s, &r->c);
 	}
