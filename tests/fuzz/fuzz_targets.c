@@ -11,7 +11,8 @@
  * the machine's processes rather than on the input.  So an input with an
  * item that targets_resolve would look up (before finding an error in an
  * earlier item) is skipped, and the items it refuses without looking
- * ("cgroup:" with no PATH, a relative PATH with "..") are kept.  The
+ * ("cgroup:" with no PATH, a relative PATH with "..", a malformed line of
+ * /proc/PID/cgroup: cgroup_item) are kept.  The
  * parser itself needed no change for this: no seam.
  *
  * Input: the TARGET text (up to a NUL), then a byte for the size of the
@@ -43,6 +44,47 @@ static int pid_of(const char *s, size_t len, long *out)
 
 enum verdict { GOOD, BAD, LOOKS };
 
+static int has_dots(const char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (s[i] == '.' && s[i + 1] == '.')
+			return 1;
+	return 0;
+}
+
+/*
+ * cgroup:SPEC, by the forms of targets.c: a line of /proc/PID/cgroup
+ * (N:CONTROLLER:/PATH, CONTROLLER:/PATH; a ':' before any '/') is refused
+ * without a lookup when it is not of that shape (the ':' followed by '/',
+ * a CONTROLLER under 256 bytes) or its PATH has "..", else looked up; a
+ * relative PATH with ".." is refused; anything else is looked up (an
+ * absolute one with ".." too: whether it is a directory decides).
+ */
+static enum verdict cgroup_item(const char *spec, size_t len)
+{
+	const char *colon = memchr(spec, ':', len), *slash = memchr(spec, '/', len), *q = spec;
+
+	if (!len)
+		return BAD;
+	if (colon && (!slash || colon < slash)) {
+		while (q < spec + len && isdigit((unsigned char)*q))
+			q++;
+		if (q > spec && q < spec + len && *q == ':') {
+			len -= (size_t)(q + 1 - spec);
+			spec = q + 1;
+		}
+		colon = memchr(spec, ':', len);
+		if (!colon || colon + 1 >= spec + len || colon[1] != '/' || colon - spec >= 256)
+			return BAD;
+		len -= (size_t)(colon + 1 - spec);
+		spec = colon + 1;
+		return has_dots(spec, len) ? BAD : LOOKS;
+	}
+	if (spec[0] != '/' && has_dots(spec, len))
+		return BAD;
+	return LOOKS;
+}
+
 /* Walks the items: BAD at the first refused one, LOOKS at the first looked up. */
 static enum verdict expected(const char *text, long *pids, size_t *n)
 {
@@ -58,17 +100,8 @@ static enum verdict expected(const char *text, long *pids, size_t *n)
 			return BAD;
 		if (len == 3 && !memcmp(p, "all", 3))
 			return LOOKS;
-		if (len >= 7 && !memcmp(p, "cgroup:", 7)) {
-			const char *path = p + 7;
-			size_t plen = len - 7;
-			int dots = 0;
-
-			for (size_t i = 0; i + 1 < plen; i++)
-				dots |= path[i] == '.' && path[i + 1] == '.';
-			if (!plen || (path[0] != '/' && dots))
-				return BAD;
-			return LOOKS;
-		}
+		if (len >= 7 && !memcmp(p, "cgroup:", 7))
+			return cgroup_item(p + 7, len - 7);
 		if (pid_of(p, len, &pid))
 			return BAD;
 		pids[(*n)++] = pid;
