@@ -65,7 +65,10 @@ static bool plain_name(const char *s)
 
 static int parse_user(char **w, int n, struct hoststate *st, char *why, size_t whylen)
 {
-	struct state_user u = { .kind = USER_COMMAND, .wants_tuning = true };
+	/* A line of two fields (a ksm-run from before the six) has no name:
+	 * "-", as election.c records a command without one and as
+	 * hoststate_format writes an empty one, so that it reads back the same. */
+	struct state_user u = { .kind = USER_COMMAND, .wants_tuning = true, .name = "-" };
 	long long pid, start, since = 0, wants = 1;
 
 	if (n != 3 && n != 7) {

@@ -89,11 +89,12 @@ static const char *bracket(const char *p, int c, const char **end, int *hit)
 	}
 	for (;;) {
 		int (*cls)(unsigned char), lo, hi;
-		const char *next, *why;
+		const char *next, *why, *start;
 
 		if (*p == ']' && !first)
 			break;
 		first = 0;
+		start = p;
 		if ((why = element(p, &next, &lo, &cls)))
 			return why;
 		p = next;
@@ -104,6 +105,14 @@ static const char *bracket(const char *p, int c, const char **end, int *hit)
 		hi = lo;
 		/* A range a-z; a '-' before the closing ']' is a member. */
 		if (p[0] == '-' && p[1] && p[1] != ']') {
+			/*
+			 * POSIX leaves [=c=] at either end of a range unspecified, and
+			 * glibc's fnmatch takes it as no range ([[=a=]-c] is a, - or c;
+			 * [a-[=c=]] matches nothing): refused, so that what is accepted
+			 * matches as fnmatch does (found by tests/fuzz/fuzz_glob.c).
+			 */
+			if ((start[0] == '[' && start[1] == '=') || (p[1] == '[' && p[2] == '='))
+				return "a range with an equivalence class [=c=] at an end";
 			if ((why = element(p + 1, &next, &hi, &cls)))
 				return why;
 			if (cls)

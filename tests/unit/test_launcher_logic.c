@@ -108,7 +108,7 @@ static void test_knobstate(void)
 		 "knob advisor_mode none\nuser 77 88 daemon 1700000000 0 ksm-run\ntuner 77 88 2\ngen 9\n");
 	CHECK(hoststate_parse(text, &st, why, sizeof why) == 0);
 	CHECK(st.nusers == 2 && st.users[0].pid == 4242 && st.users[0].start == 98765);
-	CHECK(st.users[0].kind == USER_COMMAND && st.users[0].wants_tuning);
+	CHECK(st.users[0].kind == USER_COMMAND && st.users[0].wants_tuning && !strcmp(st.users[0].name, "-"));
 	CHECK(st.users[1].kind == USER_DAEMON && !st.users[1].wants_tuning && !strcmp(st.users[1].name, "ksm-run") &&
 	      st.users[1].since == 1700000000);
 	CHECK(st.tuner == 77 && st.tuner_start == 88 && st.tuner_phase == 2 && st.gen == 9);
@@ -118,6 +118,10 @@ static void test_knobstate(void)
 	CHECK(n < sizeof out && hoststate_parse(out, &again, why, sizeof why) == 0);
 	CHECK(again.nusers == 2 && again.saved.n == 3 && !strcmp(knob_lookup(&again.saved, "pages_to_scan"), "100"));
 	CHECK(again.tuner == 77 && again.gen == 9 && again.users[1].kind == USER_DAEMON);
+	/* The same users again, the one of two fields too (found by fuzz_hoststate). */
+	for (int i = 0; i < 2; i++)
+		CHECK(again.users[i].pid == st.users[i].pid && again.users[i].kind == st.users[i].kind &&
+		      again.users[i].since == st.users[i].since && !strcmp(again.users[i].name, st.users[i].name));
 	/* What the audit planted: a path as a knob name, users that never die. */
 	CHECK(state_refused("knob ../../../../etc/passwd root::0:0\n", "not a knob name"));
 	CHECK(state_refused("user 0 0\n", "a pid 1..4194304"));
