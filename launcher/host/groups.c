@@ -56,14 +56,13 @@ int cgroup_of_text(char *text, char *out, size_t len)
 /* The group named PATH, made if new; NULL out of memory. */
 static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
 {
-	static int last;
 	struct cgroup_group *g;
 
-	if (last < gs->n && !strcmp(gs->g[last].path, path))
-		return &gs->g[last];
+	if (gs->last < gs->n && !strcmp(gs->g[gs->last].path, path))
+		return &gs->g[gs->last];
 	for (int i = 0; i < gs->n; i++)
 		if (!strcmp(gs->g[i].path, path))
-			return &gs->g[last = i];
+			return &gs->g[gs->last = i];
 	if (gs->n == gs->cap) {
 		int cap = gs->cap ? gs->cap * 2 : 32;
 		struct cgroup_group *ng = realloc(gs->g, (size_t)cap * sizeof *ng);
@@ -76,7 +75,7 @@ static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
 	memset(g, 0, sizeof *g);
 	if (!(g->path = strdup(path)))
 		return NULL;
-	last = gs->n++;
+	gs->last = gs->n++;
 	return g;
 }
 

@@ -28,6 +28,7 @@ struct cgroup_groups {
 	int processes;                  /* whose ksm_stat was read */
 	int unreadable;                 /* processes whose cgroup or ksm_stat could not be read */
 	int dropped;                    /* groups left out for lack of memory */
+	int last;                       /* the group found last: processes of a group come in runs */
 };
 
 /*
