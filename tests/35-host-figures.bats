@@ -100,7 +100,7 @@ group_agrees() {
 	[[ $output == *"--metrics-file goes with --daemon or a command's run"* ]]
 	run -125 "$KSM_RUN" --metrics-file="$BATS_TEST_TMPDIR/k.prom"
 	[[ $output == *"no command given"* ]]
-	run -125 "$KSM_RUN" --metrics-fil="$BATS_TEST_TMPDIR/k.prom" -- true
+	run -125 "$KSM_RUN" --metrics-flie="$BATS_TEST_TMPDIR/k.prom" -- true
 	[[ $output == *"did you mean '--metrics-file'"* ]]
 	[ "$(knobs_snapshot)" = "$before" ]
 	[ ! -e "$STATE_FILE" ]
@@ -142,11 +142,14 @@ group_agrees() {
 	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .processes' <<<"$output")" = 2 ]
 }
 
+# lines_at_least FILE N: read afresh at every poll.
+lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+
 @test "--status --watch without a terminal: one JSON line per interval; INT and TERM end it with 0" {
 	local out=$BATS_TEST_TMPDIR/watch.json
 	"$KSM_RUN" --status --watch=0.5 >"$out" &
 	local pid=$!
-	wait_until 10 test "$(wc -l <"$out")" -ge 3
+	wait_until 10 lines_at_least "$out" 3
 	kill -INT $pid
 	wait $pid
 	[ "$(wc -l <"$out")" -ge 3 ]
