@@ -25,6 +25,9 @@ cgroup_root() {
 }
 
 CG_MADE=()
+# A --watch in the background: a failed test must not leave it running
+# (it would hold the suite's output, and so the lock, for ever).
+WATCH_PID=
 
 # make_cgroup NAME: a cgroup of this test, removed by teardown.
 make_cgroup() {
@@ -40,6 +43,7 @@ IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
 # Workloads end first: a cgroup with processes cannot be removed.
 teardown_extra() {
 	local d n i rc=0
+	[ -z "$WATCH_PID" ] || kill -KILL "$WATCH_PID" 2>/dev/null
 	for n in "${!WL_PIDS[@]}"; do
 		case $n in daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
 	done
@@ -149,6 +153,7 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	local out=$BATS_TEST_TMPDIR/watch.json
 	"$KSM_RUN" --status --watch=0.5 >"$out" &
 	local pid=$!
+	WATCH_PID=$pid
 	wait_until 10 lines_at_least "$out" 3
 	kill -INT $pid
 	wait $pid
@@ -165,6 +170,7 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	# TERM too; the default interval is 2 s.
 	"$KSM_RUN" --status --watch >"$out" &
 	pid=$!
+	WATCH_PID=$pid
 	wait_until 10 test -s "$out"
 	kill -TERM $pid
 	wait $pid
