@@ -13,6 +13,7 @@
 #include "host/daemon.h"
 #include "host/election.h"
 #include "host/status.h"
+#include "host/watch.h"
 #include "options.h"
 #include "run/run.h"
 
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 		return estimate_main(&eo);
 	}
 	case ACT_STATUS:
-		return status_main(o.json);
+		return o.watch ? status_watch(o.watch, o.json) : status_main(o.json);
 	case ACT_RESTORE:
 		return election_restore_cmd();
 	case ACT_DAEMON:

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "common/msg.h"
 #include "common/parse.h"
 #include "host/knobs.h"
+#include "host/metrics.h"
 #include "ksmenable.h"
 #include "options.h"
 
@@ -22,8 +24,11 @@ enum {
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
-	O_REPORT_ALL,
+	O_REPORT_ALL, O_METRICS_FILE, O_WATCH,
 };
+
+/* --watch's interval when it is given without one. */
+#define WATCH_DEFAULT_S 2.0
 
 /* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
 static const char *const aliases[] = {
@@ -55,6 +60,7 @@ static const struct option base_opts[] = {
 	{ "report-all", no_argument, NULL, O_REPORT_ALL },
 	{ "interval", required_argument, NULL, O_INTERVAL },
 	{ "status", no_argument, NULL, O_STATUS },
+	{ "watch", optional_argument, NULL, O_WATCH },
 	{ "restore", no_argument, NULL, O_RESTORE },
 	{ "estimate", required_argument, NULL, O_ESTIMATE },
 	{ "settle", required_argument, NULL, O_SETTLE },
@@ -65,6 +71,7 @@ static const struct option base_opts[] = {
 	{ "steady", required_argument, NULL, O_STEADY },
 	{ "max-cpu", required_argument, NULL, O_MAX_CPU },
 	{ "min-profit", required_argument, NULL, O_MIN_PROFIT },
+	{ "metrics-file", required_argument, NULL, O_METRICS_FILE },
 	{ "list-options", no_argument, NULL, O_LIST_OPTIONS },
 	{ "list-knobs", no_argument, NULL, O_LIST_KNOBS },
 };
@@ -80,7 +87,8 @@ static void usage(FILE *f)
 "       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
 "       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
-"       ksm-run --status [--json] | --restore | --help | --version\n"
+"                        [--metrics-file=PATH]\n"
+"       ksm-run --status [--json] [--watch[=SECONDS]] | --restore | --help | --version\n"
 "Run COMMAND with kernel samepage merging (KSM) enabled, tune ksmd while it\n"
 "runs, restore the knobs afterwards and report the memory saved.\n"
 "\n"
@@ -106,8 +114,12 @@ static void usage(FILE *f)
 "  --restore       put back knobs left by a ksm-run that was killed\n"
 "Report (on stderr when the command ends):\n"
 "  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
-"  --report-all    list every process of the tree, also those that never merged\n"
-"  --status        KSM state, kernel support, top merging processes\n"
+"  --report-all    list every process of the tree, also those that merged under 64 KiB\n"
+"  --metrics-file=PATH  write the figures for Prometheus (node_exporter's\n"
+"                  textfile collector) every interval, atomically\n"
+"  --status        KSM state, kernel support, top merging processes, per cgroup\n"
+"  --watch[=SECONDS]  with --status: refresh every SECONDS (2) like top(1);\n"
+"                  without a terminal, one JSON line each time\n"
 "The machine's tuner (one per machine; ksm-run instances under it do not tune):\n"
 "  --daemon        run no command: tune ksmd for the whole machine until\n"
 "                  TERM or INT, then restore the knobs\n"
@@ -246,6 +258,16 @@ static double seconds_option(const char *opt, const char *s, double lo, double h
 	return v;
 }
 
+static void metrics_file_option(struct opts *o, const char *arg)
+{
+	char why[PATH_MAX + 128];
+
+	if (metrics_check_path(arg, why, sizeof why))
+		die("--metrics-file=%s: %s (accepted: a file in an existing directory, such as "
+		    "node_exporter's textfile directory)", arg, why);
+	o->metrics_file = arg;
+}
+
 static void list_options(void)
 {
 	for (int i = 0; all_opts[i].name; i++)
@@ -314,6 +336,8 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 			die("--min-profit=%s: not a size (e.g. 16M, 0 for never)", arg);
 		o->min_profit_given = true;
 		break;
+	case O_METRICS_FILE: metrics_file_option(o, arg); break;
+	case O_WATCH: o->watch = arg ? seconds_option("watch", arg, 0.1, 3600) : WATCH_DEFAULT_S; break;
 	case O_LIST_OPTIONS: list_options(); exit(0);
 	case O_LIST_KNOBS: list_knobs(); exit(0);
 	}
@@ -372,6 +396,16 @@ static void check_daemon(const struct opts *o, char **cmd)
 	if (o->user_rate)
 		die("--daemon sets the scan rate itself (pages_to_scan, sleep_millisecs, advisor_*): "
 		    "use --steady, --max-cpu and --min-profit, or --set for the other knobs");
+}
+
+/* --metrics-file is the daemon's or a command's; --watch is --status's. */
+static void check_host_figures(const struct opts *o)
+{
+	if (o->watch && o->action != ACT_STATUS)
+		die("--watch goes with --status (ksm-run --status --watch[=SECONDS])");
+	if (o->metrics_file && o->action != ACT_DAEMON && o->action != ACT_RUN && o->action != ACT_PROFILE)
+		die("--metrics-file goes with --daemon or a command's run (ksm-run --metrics-file=PATH -- COMMAND), "
+		    "not --estimate, --status or --restore");
 }
 
 /* The kernel refuses pages_to_scan under the scan-time advisor: say so now. */
@@ -459,6 +493,7 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		take_option(o, c, idx, optarg);
 	}
 	cmd = argv + optind;
+	check_host_figures(o);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {

@@ -142,7 +142,7 @@ ksmenable-fake-file | file:/nonexistent/ksmenable | this test' run "$DEPS" --che
 	[ "$status" = 0 ]
 	local p
 	for p in bats jq libseccomp-dev musl-tools mandoc libcap2-bin util-linux bsdutils gcc \
-		libc6-dev clang libclang-rt-dev llvm make python3 binutils zsh bash-completion; do
+		libc6-dev clang libclang-rt-dev llvm make python3 binutils zsh bash-completion prometheus; do
 		grep -q "^$p " <<<"$output" || { echo "not in the table: $p"; return 1; }
 	done
 	grep -q '^tests/install-deps$' "$TOP/.ci/run"

@@ -28,6 +28,15 @@ long long candidate_trees(const pid_t *roots, int n)
 	return kb * 1024 / sysconf(_SC_PAGESIZE);
 }
 
+long long candidate_process_kb(pid_t pid, const struct ksmenable_stat *st)
+{
+	long long v;
+
+	if (st->merge_any != 1 && st->mergeable != 1 && st->rmap_items <= 0)
+		return 0;
+	return (v = proc_rss_anon_kb(pid)) > 0 ? v : 0;
+}
+
 long long candidate_host(int *nprocs)
 {
 	DIR *d = opendir("/proc");
@@ -44,9 +53,9 @@ long long candidate_host(int *nprocs)
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
 			continue;
 		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (ksm_stat_parse(path, &st) || (st.merge_any != 1 && st.mergeable != 1 && st.rmap_items <= 0))
+		if (ksm_stat_parse(path, &st))
 			continue;
-		if ((v = proc_rss_anon_kb((pid_t)pid)) > 0) {
+		if ((v = candidate_process_kb((pid_t)pid, &st)) > 0) {
 			kb += v;
 			(*nprocs)++;
 		}

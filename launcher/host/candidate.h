@@ -8,8 +8,17 @@
 
 #include <sys/types.h>
 
+#include "ksmstat.h"
+
 /* Of every descendant of the ROOTS (ksm-run instances, subreapers of their commands): pages. */
 long long candidate_trees(const pid_t *roots, int n);
+
+/*
+ * The one rule of what counts: a process whose ksm_stat ST says the
+ * process-wide flag, mergeable regions or pages ksmd tracks; its present
+ * anonymous memory in kB (0 when it does not count or is gone).
+ */
+long long candidate_process_kb(pid_t pid, const struct ksmenable_stat *st);
 
 /*
  * Host-wide: of every process whose ksm_stat says the process-wide flag or

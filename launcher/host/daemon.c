@@ -24,6 +24,7 @@
 #include "host/hosttune.h"
 #include "host/knobs.h"
 #include "host/managers.h"
+#include "host/metrics.h"
 #include "host/tune.h"
 #include "kernel_abi.h"
 
@@ -132,6 +133,23 @@ static void log_standing(const struct host_tuner *h, const struct sys_sample *no
 		    h->pressure_source ? h->pressure_source : "-", host_tuner_summary(h, tuning, sizeof tuning));
 }
 
+/* The metrics file at each tick; a failure is logged when it starts, not every second. */
+static void write_metrics(const struct opts *o, const struct host_tuner *h, const struct sys_sample *now)
+{
+	static int last_err;
+	int r;
+
+	if (!o->metrics_file)
+		return;
+	r = metrics_write_host(o->metrics_file, h, now, NULL);
+	if (r && r != last_err)
+		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
+			    strerror(-r));
+	else if (!r && last_err)
+		daemon_logf("the metrics file %s is written again", o->metrics_file);
+	last_err = r;
+}
+
 static const char *stop_name(int sig)
 {
 	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGQUIT ? "SIGQUIT" : "a signal";
@@ -166,6 +184,7 @@ int daemon_main(const struct opts *o)
 		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
 		    (unsigned long)(h.cfg.profit_floor / 1048576));
 	last = first;
+	write_metrics(o, &h, &last);
 	for (;;) {
 		struct timespec tick = { 1, 0 };
 		sig = sigtimedwait(&stops, NULL, &tick);
@@ -177,7 +196,11 @@ int daemon_main(const struct opts *o)
 			break;
 		counters_sample(&last, h.ksmd);
 		host_tuner_tick(&h, &first, &last);
+		write_metrics(o, &h, &last);
 	}
+	/* Figures of a daemon that is gone would read as true: the file goes with it. */
+	if (o->metrics_file)
+		unlink(o->metrics_file);
 	if (host_tuner_leave(&h)) {
 		daemon_logf("stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
 			    "then `ksm-run --restore`", stop_name(sig));

@@ -232,10 +232,12 @@ static void tick_locked(struct host_tuner *h, const struct election_news *news, 
 				  .new_work = news->new_work, .pressure = h->pressure, .ksmd_cpu_pct = h->cpu_pct };
 	tune_tick(&h->policy, &in, &out);
 	write_knobs(h, &out);
-	if (h->policy.last_decision[0])
+	if (h->policy.last_decision[0]) {
+		h->decisions++;
 		say(h, "%s (candidate memory %lld MiB%s)", h->policy.last_decision,
 		    h->candidate < 0 ? -1 : h->candidate * sysconf(_SC_PAGESIZE) >> 20,
 		    news->daemon ? ", whole machine" : "");
+	}
 }
 
 void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const struct sys_sample *now)
@@ -258,6 +260,18 @@ void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const
 int host_tuner_leave(struct host_tuner *h)
 {
 	return h->alone ? 0 : election_leave(&h->m);
+}
+
+int host_tuner_machine_phase(const struct host_tuner *h)
+{
+	static struct hoststate st;
+	char why[256];
+
+	if (h->alone || h->m.tuning)
+		return held_phase(h);
+	if (hoststate_peek(&st, why, sizeof why))
+		return HELD_NONE;
+	return st.tuner ? st.tuner_phase : HELD_NONE;
 }
 
 const char *host_tuner_summary(const struct host_tuner *h, char *buf, size_t len)

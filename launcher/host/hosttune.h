@@ -51,6 +51,7 @@ struct host_tuner {
 	bool registered;                /* joined the machine's tuning (and may have left since) */
 	pid_t tuner_pid;                /* who tuned at the last tick; 0 nobody */
 	bool tuner_daemon;              /* a daemon is registered: it is the tuner */
+	unsigned long decisions;        /* the policy's changes while this instance tuned */
 };
 
 /*
@@ -74,6 +75,12 @@ void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const
 
 /* Leaves; the last instance restores.  0 or -errno. */
 int host_tuner_leave(struct host_tuner *h);
+
+/*
+ * The phase of the machine's tuner (enum held_phase): this instance's own
+ * when it tunes, else the shared state's (HELD_NONE: nobody tunes).
+ */
+int host_tuner_machine_phase(const struct host_tuner *h);
 
 /* What the tuning did, for the report. */
 const char *host_tuner_summary(const struct host_tuner *h, char *buf, size_t len);

@@ -23,6 +23,7 @@
 #include "host/knobs.h"
 #include "common/json.h"
 #include "host/counters.h"
+#include "host/groups.h"
 #include "host/hoststate.h"
 #include "host/managers.h"
 #include "host/statefile.h"
@@ -201,6 +202,19 @@ static void top_processes(long long page)
 	free(t);
 }
 
+/* Per cgroup, beside general_profit (GP, bytes; LLONG_MIN unknown). */
+static void group_figures(long long gp)
+{
+	struct cgroup_groups gs;
+
+	printf("\nper cgroup (merged pages, ksm_process_profit and candidate memory of its processes):\n");
+	if (groups_collect(&gs))
+		printf("  unknown (cannot read /proc)\n");
+	else
+		groups_text(stdout, &gs, gp, 20);
+	groups_free(&gs);
+}
+
 /* Who tunes, in which phase, every registered instance, and the saved knobs. */
 static void tuning_text(void)
 {
@@ -254,6 +268,7 @@ static void status_json(void)
 		"stable_node_dups",
 	};
 	static struct hoststate st;
+	struct cgroup_groups gs;
 	struct knob_set knobs;
 	struct top *t;
 	char path[128], val[64], why[256], mgr[128];
@@ -323,7 +338,13 @@ static void status_json(void)
 		       k.secret_kb < 0 ? -1 : k.secret_kb * 1024);
 	}
 	free(t);
-	printf("]}\n");
+	printf("],\"groups\":");
+	if (groups_collect(&gs))
+		printf("null");
+	else
+		groups_json(stdout, &gs);
+	groups_free(&gs);
+	printf("}\n");
 }
 
 int status_main(bool json)
@@ -335,7 +356,7 @@ int status_main(bool json)
 	};
 	struct knob_set knobs;
 	char buf[4096], fields[256];
-	long long page = sysconf(_SC_PAGESIZE), v;
+	long long page = sysconf(_SC_PAGESIZE), v, gp = LLONG_MIN;
 	bool prctl_ok = prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
@@ -362,8 +383,10 @@ int status_main(bool json)
 	}
 	snprintf(buf, sizeof buf, "%s/general_profit", KSM_SYSFS_DIR);
 	char val[64];
-	if (!read_text(buf, val, sizeof val) && !parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v))
+	if (!read_text(buf, val, sizeof val) && !parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v)) {
+		gp = v;
 		printf("\ngeneral_profit: %lld KiB saved system-wide (after KSM's own metadata)", v / 1024);
+	}
 	if (counters_left_over_now())
 		printf("\n  LEFT OVER: KSM is stopped (run=0), nothing merges now; the counters keep what was\n"
 		       "  merged before it stopped, also for processes that have exited since");
@@ -377,6 +400,7 @@ int status_main(bool json)
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");
 	top_processes(page);
+	group_figures(gp);
 	tuning_text();
 	return 0;
 }

@@ -29,6 +29,7 @@
 #include "run/elf.h"
 #include "run/preload.h"
 #include "run/report.h"
+#include "run/runmetrics.h"
 #include "run/run.h"
 #include "run/tree.h"
 
@@ -253,6 +254,8 @@ static void supervise(struct run *r)
 			sample_tick(&r->s);
 			if (r->o->action == ACT_PROFILE)
 				profile_tree(r);
+			if (r->o->metrics_file)
+				run_metrics_write(r->o->metrics_file, &r->host, &r->s);
 			next_sample = now + r->o->interval;
 		} else {
 			counters_sample(&r->s.last, r->s.ksmd);
@@ -268,6 +271,9 @@ static void supervise(struct run *r)
 		sample_tick(&r->s);
 	if (r->o->action == ACT_PROFILE)
 		profile_finish(&r->prof);
+	/* The figures of a command that has ended would read as true: the file goes. */
+	if (r->o->metrics_file)
+		unlink(r->o->metrics_file);
 }
 
 static void finish(struct run *r)

@@ -1,0 +1,202 @@
+/* groups.c - the KSM figures of the machine's processes, summed per cgroup. */
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/human.h"
+#include "common/json.h"
+#include "common/parse.h"
+#include "common/text.h"
+#include "host/candidate.h"
+#include "host/groups.h"
+#include "ksmstat.h"
+
+/* Is WORD one of the comma-separated names of LIST? */
+static bool in_list(const char *list, size_t len, const char *word)
+{
+	size_t w = strlen(word);
+
+	for (const char *p = list, *end = list + len; p < end;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t n = comma ? (size_t)(comma - p) : (size_t)(end - p);
+		if (n == w && !memcmp(p, word, w))
+			return true;
+		p += n + 1;
+	}
+	return false;
+}
+
+int cgroup_of_text(char *text, char *out, size_t len)
+{
+	const char *v2 = NULL, *memory = NULL;
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2 || c2[1] != '/')
+			continue;
+		if (c2 == c1 + 1 && c1 - line == 1 && line[0] == '0')
+			v2 = c2 + 1;
+		else if (in_list(c1 + 1, (size_t)(c2 - c1 - 1), "memory"))
+			memory = c2 + 1;
+	}
+	if (!memory)
+		memory = v2;
+	if (!memory || strlen(memory) >= len)
+		return -1;
+	snprintf(out, len, "%s", memory);
+	return 0;
+}
+
+/* The group named PATH, made if new; NULL out of memory. */
+static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
+{
+	struct cgroup_group *g;
+
+	if (gs->last < gs->n && !strcmp(gs->g[gs->last].path, path))
+		return &gs->g[gs->last];
+	for (int i = 0; i < gs->n; i++)
+		if (!strcmp(gs->g[i].path, path))
+			return &gs->g[gs->last = i];
+	if (gs->n == gs->cap) {
+		int cap = gs->cap ? gs->cap * 2 : 32;
+		struct cgroup_group *ng = realloc(gs->g, (size_t)cap * sizeof *ng);
+		if (!ng)
+			return NULL;
+		gs->g = ng;
+		gs->cap = cap;
+	}
+	g = &gs->g[gs->n];
+	memset(g, 0, sizeof *g);
+	if (!(g->path = strdup(path)))
+		return NULL;
+	gs->last = gs->n++;
+	return g;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct cgroup_group *x = a, *y = b;
+
+	if (x->merged_pages != y->merged_pages)
+		return (y->merged_pages > x->merged_pages) - (y->merged_pages < x->merged_pages);
+	if (x->candidate_pages != y->candidate_pages)
+		return (y->candidate_pages > x->candidate_pages) - (y->candidate_pages < x->candidate_pages);
+	return strcmp(x->path, y->path);
+}
+
+/* Leaves out the groups with nothing merged and no candidate memory. */
+static void keep_the_merging(struct cgroup_groups *gs)
+{
+	int k = 0;
+
+	for (int i = 0; i < gs->n; i++) {
+		if (gs->g[i].merged_pages > 0 || gs->g[i].candidate_pages > 0)
+			gs->g[k++] = gs->g[i];
+		else
+			free(gs->g[i].path);
+	}
+	gs->n = k;
+	if (k)
+		qsort(gs->g, (size_t)k, sizeof *gs->g, cmp_group);
+}
+
+int groups_collect(struct cgroup_groups *gs)
+{
+	long long page = sysconf(_SC_PAGESIZE), pid;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	memset(gs, 0, sizeof *gs);
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		struct ksmenable_stat st;
+		struct cgroup_group *g;
+		char path[64], text[8192], cg[4096];
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
+			continue;
+		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
+		if (ksm_stat_parse(path, &st)) {
+			gs->unreadable++;
+			continue;
+		}
+		snprintf(path, sizeof path, "/proc/%lld/cgroup", pid);
+		if (read_text(path, text, sizeof text) || cgroup_of_text(text, cg, sizeof cg)) {
+			gs->unreadable++;
+			continue;
+		}
+		gs->processes++;
+		if (!(g = group_of(gs, cg))) {
+			gs->dropped++;
+			continue;
+		}
+		g->procs++;
+		if (st.merging_pages > 0) {
+			g->merged_pages += st.merging_pages;
+			gs->merged_pages += st.merging_pages;
+		}
+		if (st.process_profit != -1) {
+			g->profit_bytes += st.process_profit;
+			gs->profit_bytes += st.process_profit;
+		}
+		g->candidate_pages += candidate_process_kb((pid_t)pid, &st) * 1024 / page;
+	}
+	closedir(d);
+	keep_the_merging(gs);
+	return 0;
+}
+
+void groups_free(struct cgroup_groups *gs)
+{
+	for (int i = 0; i < gs->n; i++)
+		free(gs->g[i].path);
+	free(gs->g);
+	memset(gs, 0, sizeof *gs);
+}
+
+void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_profit, int max_rows)
+{
+	long long page = sysconf(_SC_PAGESIZE);
+
+	if (!gs->n) {
+		fprintf(f, "  no cgroup with merged pages or candidate memory%s\n",
+			geteuid() ? " readable (other users' ksm_stat needs root)" : "");
+		return;
+	}
+	fprintf(f, "  %-44s %6s %12s %12s %12s\n", "CGROUP", "PROCS", "MERGED", "PROFIT", "CANDIDATE");
+	for (int i = 0; i < gs->n && i < max_rows; i++) {
+		const struct cgroup_group *g = &gs->g[i];
+		fprintf(f, "  %-44s %6d %12s %12s %12s\n", printable(g->path), g->procs,
+			human_bytes(g->merged_pages * page, false), human_bytes(g->profit_bytes, false),
+			human_bytes(g->candidate_pages * page, false));
+	}
+	if (gs->n > max_rows)
+		fprintf(f, "  (%d more)\n", gs->n - max_rows);
+	fprintf(f, "  %-44s %6s %12s %12s\n", "sum", "", human_bytes(gs->merged_pages * page, false),
+		human_bytes(gs->profit_bytes, false));
+	fprintf(f, "  general_profit system-wide: %s (each process's profit counts the KSM pages it maps,\n"
+		"   while the kernel keeps one copy: the sum of the profits can exceed general_profit)\n",
+		human_bytes(general_profit, false));
+}
+
+void groups_json(FILE *f, const struct cgroup_groups *gs)
+{
+	long long page = sysconf(_SC_PAGESIZE);
+
+	fputc('[', f);
+	for (int i = 0; i < gs->n; i++) {
+		const struct cgroup_group *g = &gs->g[i];
+		fprintf(f, "%s{\"cgroup\":", i ? "," : "");
+		json_str(f, g->path);
+		fprintf(f, ",\"processes\":%d,\"merged_bytes\":%lld,\"profit_bytes\":%lld,\"candidate_bytes\":%lld}",
+			g->procs, g->merged_pages * page, g->profit_bytes, g->candidate_pages * page);
+	}
+	fputc(']', f);
+}

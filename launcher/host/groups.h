@@ -1,0 +1,60 @@
+/*
+ * groups.h - the machine's KSM figures per cgroup (groups.c): savings are
+ * wanted per service, container or VM, and the cgroup is what names them
+ * (for systemd, the unit).  A process's group is its cgroup v2 path, or on
+ * a v1 or hybrid host the memory controller's path.  Per group: the
+ * processes, their merged pages, their ksm_process_profit and their
+ * candidate memory (candidate.h's rule).  For --status, --status --watch
+ * and the metrics file.
+ */
+#ifndef KSMRUN_GROUPS_H
+#define KSMRUN_GROUPS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct cgroup_group {
+	char *path;
+	int procs;
+	long long merged_pages;         /* sum of ksm_merging_pages */
+	long long profit_bytes;         /* sum of ksm_process_profit */
+	long long candidate_pages;      /* sum of the candidate memory */
+};
+
+struct cgroup_groups {
+	struct cgroup_group *g;         /* most merged first, after groups_collect */
+	int n, cap;
+	long long merged_pages, profit_bytes;  /* the sums over every group */
+	int processes;                  /* whose ksm_stat was read */
+	int unreadable;                 /* processes whose cgroup or ksm_stat could not be read */
+	int dropped;                    /* groups left out for lack of memory */
+	int last;                       /* the group found last: processes of a group come in runs */
+};
+
+/*
+ * The group of a process from the text of its /proc/PID/cgroup (changed):
+ * the memory controller's line ("4:memory:/PATH") when there is one, else
+ * the v2 line ("0::/PATH").  0 with the path in OUT, or -1 when neither is
+ * there (or it does not fit).
+ */
+int cgroup_of_text(char *text, char *out, size_t len);
+
+/*
+ * Every readable process of the machine, summed per group; groups with
+ * neither merged pages nor candidate memory are left out.  Never dies
+ * (the daemon and a command's run call it): out of memory, a group is
+ * counted in DROPPED.  0, or -1 when /proc cannot be read.
+ */
+int groups_collect(struct cgroup_groups *gs);
+void groups_free(struct cgroup_groups *gs);
+
+/*
+ * The table for people: at most MAX_ROWS groups, the sums, and beside
+ * them GENERAL_PROFIT (bytes; LLONG_MIN unknown) with the note that the
+ * sum of the profits can exceed it.
+ */
+void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_profit, int max_rows);
+/* A JSON array of {cgroup, processes, merged_bytes, profit_bytes, candidate_bytes}. */
+void groups_json(FILE *f, const struct cgroup_groups *gs);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * metrics.c - the metrics file: names with one prefix and base units,
+ * _total for counters, HELP and TYPE for each family (what
+ * `promtool check metrics` asks), written to a new name and renamed, so
+ * that node_exporter never reads half a file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/parse.h"
+#include "common/text.h"
+#include "host/hoststate.h"
+#include "host/hosttune.h"
+#include "host/knobs.h"
+#include "host/metrics.h"
+#include "kernel_abi.h"
+
+/* The read-only files this project knows, as metrics; others go to ksmenable_sysfs_value. */
+static const struct {
+	const char *file, *metric, *type, *help;
+} known[] = {
+	{ "general_profit", "general_profit_bytes", "gauge",
+	  "KSM's saving system-wide, after its own metadata: (pages_sharing + ksm_zero_pages) * page size - "
+	  "rmap_items * 64 (can be negative)" },
+	{ "pages_shared", "pages_shared", "gauge", "KSM pages in use (one copy each)" },
+	{ "pages_sharing", "pages_sharing", "gauge", "Mappings of KSM pages beyond the first: pages saved" },
+	{ "pages_unshared", "pages_unshared", "gauge", "Pages ksmd checks that are unique so far" },
+	{ "pages_volatile", "pages_volatile", "gauge", "Pages that change too fast to merge" },
+	{ "ksm_zero_pages", "ksm_zero_pages", "gauge", "Empty pages merged with the kernel's zero page (use_zero_pages)" },
+	{ "stable_node_chains", "stable_node_chains", "gauge", "KSM pages that hit max_page_sharing and were chained" },
+	{ "stable_node_dups", "stable_node_dups", "gauge", "Duplicate KSM pages in those chains" },
+	{ "full_scans", "full_scans_total", "counter", "Full scans of the mergeable memory by ksmd" },
+	{ "pages_scanned", "pages_scanned_total", "counter", "Pages ksmd has scanned" },
+	{ "pages_skipped", "pages_skipped_total", "counter", "Pages smart_scan skipped" },
+};
+#define NKNOWN (int)(sizeof known / sizeof known[0])
+
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct ksm_file *)a)->name, ((const struct ksm_file *)b)->name);
+}
+
+void ksm_files_read(struct ksm_files *out)
+{
+	DIR *d = opendir(KSM_SYSFS_DIR);
+	struct dirent *e;
+
+	out->n = 0;
+	if (!d)
+		return;
+	while ((e = readdir(d)) && out->n < MAX_KSM_FILES) {
+		struct ksm_file *f = &out->f[out->n];
+		char path[sizeof KSM_SYSFS_DIR + 300];
+		struct stat st;
+
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof f->name)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, e->d_name);
+		/* knob_read keeps the selected word of "[none] scan-time". */
+		if (stat(path, &st) || !S_ISREG(st.st_mode) || knob_read(e->d_name, f->value, sizeof f->value))
+			continue;
+		snprintf(f->name, sizeof f->name, "%s", e->d_name);
+		f->writable = (st.st_mode & S_IWUSR) != 0;
+		out->n++;
+	}
+	closedir(d);
+	qsort(out->f, (size_t)out->n, sizeof out->f[0], cmp_file);
+}
+
+void metrics_label(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	while (*p) {
+		int n = utf8_sequence(p);
+		if (*p == '\\' || *p == '"')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (n == 1)
+			fputc(*p, f);
+		else if (n > 1)
+			fwrite(p, 1, (size_t)n, f);
+		else
+			fputs("\xef\xbf\xbd", f);      /* not UTF-8: U+FFFD, as the format wants UTF-8 */
+		p += n > 0 ? n : 1;
+	}
+	fputc('"', f);
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP " METRICS_PREFIX "%s %s\n# TYPE " METRICS_PREFIX "%s %s\n", name, help, name, type);
+}
+
+/* NAME{KEY="VALUE"} with VALUE escaped; no labels when KEY is NULL. */
+static void sample_start(FILE *f, const char *name, const char *key, const char *value)
+{
+	fprintf(f, METRICS_PREFIX "%s", name);
+	if (key) {
+		fprintf(f, "{%s=", key);
+		metrics_label(f, value);
+		fputc('}', f);
+	}
+	fputc(' ', f);
+}
+
+static void sample_ll(FILE *f, const char *name, const char *key, const char *value, long long v)
+{
+	sample_start(f, name, key, value);
+	fprintf(f, "%lld\n", v);
+}
+
+static int known_index(const char *file)
+{
+	for (int i = 0; i < NKNOWN; i++)
+		if (!strcmp(known[i].file, file))
+			return i;
+	return -1;
+}
+
+static bool numeric(const char *s, long long *v)
+{
+	return !parse_ll(s, LLONG_MIN + 1, LLONG_MAX, v);
+}
+
+static void sysfs_metrics(FILE *f, const struct ksm_files *kf)
+{
+	long long v;
+	bool first;
+
+	for (int i = 0; i < NKNOWN; i++)
+		for (int j = 0; j < kf->n; j++)
+			if (!kf->f[j].writable && !strcmp(kf->f[j].name, known[i].file) && numeric(kf->f[j].value, &v)) {
+				family(f, known[i].metric, known[i].type, known[i].help);
+				sample_ll(f, known[i].metric, NULL, NULL, v);
+			}
+	first = true;
+	for (int j = 0; j < kf->n; j++) {
+		if (kf->f[j].writable || known_index(kf->f[j].name) >= 0 || !numeric(kf->f[j].value, &v))
+			continue;
+		if (first)
+			family(f, "sysfs_value", "gauge", "Other read-only files of /sys/kernel/mm/ksm on this kernel, by name");
+		first = false;
+		sample_ll(f, "sysfs_value", "file", kf->f[j].name, v);
+	}
+	first = true;
+	for (int j = 0; j < kf->n; j++) {
+		if (!kf->f[j].writable || !numeric(kf->f[j].value, &v))
+			continue;
+		if (first)
+			family(f, "knob", "gauge", "The numeric knobs of /sys/kernel/mm/ksm now, by name");
+		first = false;
+		sample_ll(f, "knob", "name", kf->f[j].name, v);
+	}
+	for (int j = 0; j < kf->n; j++)
+		if (!strcmp(kf->f[j].name, "advisor_mode")) {
+			family(f, "advisor_mode_info", "gauge", "The advisor_mode now, as a label (none or scan-time)");
+			sample_ll(f, "advisor_mode_info", "mode", kf->f[j].value, 1);
+		}
+	first = true;
+	for (int j = 0; j < kf->n; j++) {
+		if (!kf->f[j].writable || numeric(kf->f[j].value, &v) || !strcmp(kf->f[j].name, "advisor_mode"))
+			continue;
+		if (first)
+			family(f, "knob_info", "gauge", "The other knobs that are words, by name and value");
+		first = false;
+		fprintf(f, METRICS_PREFIX "knob_info{name=");
+		metrics_label(f, kf->f[j].name);
+		fprintf(f, ",value=");
+		metrics_label(f, kf->f[j].value);
+		fprintf(f, "} 1\n");
+	}
+}
+
+static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
+{
+	static const struct { const char *name, *help; } fam[] = {
+		{ "cgroup_processes", "Processes of the cgroup whose ksm_stat was read" },
+		{ "cgroup_merged_bytes", "Merged memory of the cgroup's processes (ksm_merging_pages)" },
+		{ "cgroup_profit_bytes", "Sum of ksm_process_profit of the cgroup's processes; each counts the KSM pages "
+					 "it maps, so the sum over cgroups can exceed ksmenable_general_profit_bytes" },
+		{ "cgroup_candidate_bytes", "Present anonymous memory of the cgroup's processes that KSM may merge" },
+	};
+
+	if (!gs->n)
+		return;
+	for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+		family(f, fam[k].name, "gauge", fam[k].help);
+		for (int i = 0; i < gs->n; i++) {
+			const struct cgroup_group *g = &gs->g[i];
+			long long v = k == 0 ? g->procs : k == 1 ? g->merged_pages * page :
+				      k == 2 ? g->profit_bytes : g->candidate_pages * page;
+			sample_ll(f, fam[k].name, "cgroup", g->path, v);
+		}
+	}
+}
+
+static void command_metrics(FILE *f, const struct metrics_command *c, long page)
+{
+	family(f, "command_processes", "gauge", "Live processes of the command's tree (ksm-run's command)");
+	sample_ll(f, "command_processes", NULL, NULL, c->processes);
+	family(f, "command_merged_bytes", "gauge", "Merged memory of the command's tree now (ksm_merging_pages)");
+	sample_ll(f, "command_merged_bytes", NULL, NULL, c->merged_pages * page);
+	family(f, "command_profit_bytes", "gauge", "Sum of ksm_process_profit of the command's tree now");
+	sample_ll(f, "command_profit_bytes", NULL, NULL, c->profit_bytes);
+	family(f, "command_peak_merged_bytes", "gauge",
+	       "Sum over the command's processes, exited ones included, of each one's peak merged memory");
+	sample_ll(f, "command_peak_merged_bytes", NULL, NULL, c->peak_merged_pages * page);
+}
+
+void metrics_format(FILE *f, const struct metrics_source *src)
+{
+	sysfs_metrics(f, src->files);
+	if (src->now && src->now->ksmd_cpu >= 0) {
+		family(f, "ksmd_cpu_seconds_total", "counter", "CPU time of the ksmd kernel thread");
+		sample_start(f, "ksmd_cpu_seconds_total", NULL, NULL);
+		fprintf(f, "%.2f\n", src->now->ksmd_cpu);
+	}
+	family(f, "tuner_phase", "gauge", "The phase of the machine's tuner: 1 for the current one");
+	for (int p = 0; p < HELD_PHASES; p++)
+		sample_ll(f, "tuner_phase", "phase", held_phase_key(p), p == src->phase);
+	family(f, "tuner_decisions_total", "counter", "Rate changes this instance's tuner made (the daemon logs each)");
+	sample_ll(f, "tuner_decisions_total", NULL, NULL, (long long)src->decisions);
+	if (src->groups)
+		group_metrics(f, src->groups, src->page);
+	if (src->command)
+		command_metrics(f, src->command, src->page);
+}
+
+/* DIR and BASE of PATH, the directory "." for a bare name. */
+static int split_path(const char *path, char *dir, size_t dlen, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	*base = slash ? slash + 1 : path;
+	if (!slash)
+		return snprintf(dir, dlen, ".") >= (int)dlen ? -1 : 0;
+	if (slash == path)
+		return snprintf(dir, dlen, "/") >= (int)dlen ? -1 : 0;
+	return snprintf(dir, dlen, "%.*s", (int)(slash - path), path) >= (int)dlen ? -1 : 0;
+}
+
+int metrics_check_path(const char *path, char *why, size_t whylen)
+{
+	char dir[PATH_MAX];
+	const char *base;
+	struct stat st;
+
+	if (split_path(path, dir, sizeof dir, &base) || !*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		snprintf(why, whylen, "not a file name");
+		return -1;
+	}
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "its directory '%s' does not exist", dir);
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		snprintf(why, whylen, "cannot write in its directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!lstat(path, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "is a directory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A new file beside PATH that no one else made: its descriptor, or -errno. */
+static int open_temporary(const char *dir, const char *base, char *tmp, size_t len)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		uint64_t r;
+		int fd;
+		if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+			r = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
+		/* A leading dot and no .prom at the end: the textfile collector skips it. */
+		if (snprintf(tmp, len, "%s/.%s.%016llx", dir, base, (unsigned long long)r) >= (int)len)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int metrics_write(const char *path, const struct metrics_source *src)
+{
+	char dir[PATH_MAX], tmp[PATH_MAX + 64], *text = NULL;
+	const char *base;
+	size_t len = 0;
+	FILE *m;
+	int fd, r;
+
+	if (split_path(path, dir, sizeof dir, &base))
+		return -ENAMETOOLONG;
+	if (!(m = open_memstream(&text, &len)))
+		return -errno;
+	metrics_format(m, src);
+	if (fclose(m)) {
+		free(text);
+		return -ENOMEM;
+	}
+	if ((fd = open_temporary(dir, base, tmp, sizeof tmp)) < 0) {
+		free(text);
+		return fd;
+	}
+	/* 0644 whatever the umask: node_exporter runs as its own user. */
+	r = fchmod(fd, 0644) ? -errno : write_all(fd, text, len);
+	free(text);
+	if (close(fd) && !r)
+		r = -errno;
+	if (!r && rename(tmp, path))
+		r = -errno;
+	if (r)
+		unlink(tmp);
+	return r;
+}
+
+int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
+		       const struct metrics_command *command)
+{
+	static struct ksm_files files;
+	struct cgroup_groups gs;
+	struct metrics_source src = {
+		.files = &files, .now = now, .phase = host_tuner_machine_phase(h), .decisions = h->decisions,
+		.command = command, .page = sysconf(_SC_PAGESIZE),
+	};
+	int r;
+
+	ksm_files_read(&files);
+	if (!groups_collect(&gs))
+		src.groups = &gs;
+	r = metrics_write(path, &src);
+	groups_free(&gs);
+	return r;
+}

@@ -1,0 +1,331 @@
+#!/usr/bin/env bats
+# Host-wide figures: per cgroup in --status (checked against ksm_stat read
+# directly, in two cgroups made here), --status --watch, and the metrics
+# file (--metrics-file) under a command's ksm-run and under the daemon,
+# checked with promtool and against /sys/kernel/mm/ksm read directly.
+
+load helpers
+load launcher_helpers
+
+LAUNCHER_REQUIRES="root ksm prctl jq cmd:promtool cmd:python3 cmd:script"
+
+PAGE=$(getconf PAGESIZE)
+
+# The hierarchy whose path --status groups by: the memory controller's on
+# a v1 or hybrid host, else the v2 one.
+cgroup_root() {
+	if [ -e /sys/fs/cgroup/memory/cgroup.procs ]; then
+		echo /sys/fs/cgroup/memory
+	elif [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		echo /sys/fs/cgroup
+	else
+		echo "no cgroup memory hierarchy found" >&2
+		return 1
+	fi
+}
+
+CG_MADE=()
+# A --watch in the background: a failed test must not leave it running
+# (it would hold the suite's output, and so the lock, for ever).
+WATCH_PID=
+
+# make_cgroup NAME: a cgroup of this test, removed by teardown.
+make_cgroup() {
+	local d
+	d=$(cgroup_root)/ksmenable-test-$$-$1 || return 1
+	mkdir "$d" && CG_MADE+=("$d")
+	echo "$d"
+}
+
+# sh -c "$IN_CGROUP" sh DIR PROGRAM ARGS...: PROGRAM in that cgroup from its first instruction.
+IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
+
+# Workloads end first: a cgroup with processes cannot be removed.
+teardown_extra() {
+	local d n i rc=0
+	[ -z "$WATCH_PID" ] || kill -KILL "$WATCH_PID" 2>/dev/null
+	for n in "${!WL_PIDS[@]}"; do
+		case $n in daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
+	done
+	stop_workloads || rc=1
+	for d in "${CG_MADE[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ ! -d "$d" ] || { echo "cannot remove $d" >&2; rc=1; }
+	done
+	return $rc
+}
+
+# merged_of_cgroup DIR: ksm_merging_pages * page and ksm_process_profit,
+# summed over the cgroup's processes, read directly.
+direct_of_cgroup() {
+	local pid m=0 p=0
+	for pid in $(cat "$1/cgroup.procs"); do
+		m=$((m + $(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$pid/ksm_stat")))
+		p=$((p + $(awk '$1 == "ksm_process_profit" { print $2 }' "/proc/$pid/ksm_stat")))
+	done
+	echo "$((m * PAGE)) $p"
+}
+
+# group_agrees DIR PATH: --status --json's figures of group PATH equal the
+# ksm_stat of DIR's processes, read just before and just after (the same).
+group_agrees() {
+	local before after got
+	before=$(direct_of_cgroup "$1")
+	got=$("$KSM_RUN" --status --json | jq -r --arg g "$2" '.groups[] | select(.cgroup == $g) | "\(.merged_bytes) \(.profit_bytes)"')
+	after=$(direct_of_cgroup "$1")
+	[ "$before" = "$after" ] && [ "$got" = "$before" ]
+}
+
+@test "host figures: bad --watch and --metrics-file are refused with 125 before anything changes" {
+	local before
+	before=$(knobs_snapshot)
+	run -125 "$KSM_RUN" --watch
+	[[ $output == *"--watch goes with --status"* ]]
+	run -125 "$KSM_RUN" --watch=1 -- true
+	[[ $output == *"--watch goes with --status"* ]]
+	run -125 "$KSM_RUN" --status --watch=0
+	[[ $output == *"--watch=0: not a number of seconds in 0.1..3600"* ]]
+	run -125 "$KSM_RUN" --status --watch=4000
+	[[ $output == *"--watch=4000: not a number of seconds in 0.1..3600"* ]]
+	run -125 "$KSM_RUN" --status --watch=soon
+	[[ $output == *"--watch=soon: not a number of seconds"* ]]
+	run -125 "$KSM_RUN" --status --watch=
+	[[ $output == *"needs a value, not an empty one"* ]]
+	run -125 "$KSM_RUN" --metrics-file=/nonexistent-ksmenable/k.prom -- true
+	[[ $output == *"--metrics-file=/nonexistent-ksmenable/k.prom: its directory '/nonexistent-ksmenable' does not exist (accepted: a file in an existing directory"* ]]
+	run -125 "$KSM_RUN" --metrics-file="$BATS_TEST_TMPDIR" -- true
+	[[ $output == *"is a directory"* ]]
+	run -125 "$KSM_RUN" --metrics-file="$BATS_TEST_TMPDIR/k.prom" --status
+	[[ $output == *"--metrics-file goes with --daemon or a command's run"* ]]
+	run -125 "$KSM_RUN" --metrics-file="$BATS_TEST_TMPDIR/k.prom" --estimate=all
+	[[ $output == *"--metrics-file goes with --daemon or a command's run"* ]]
+	run -125 "$KSM_RUN" --metrics-file="$BATS_TEST_TMPDIR/k.prom"
+	[[ $output == *"no command given"* ]]
+	run -125 "$KSM_RUN" --metrics-flie="$BATS_TEST_TMPDIR/k.prom" -- true
+	[[ $output == *"did you mean '--metrics-file'"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ ! -e "$STATE_FILE" ]
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR")" ]
+}
+
+@test "--status per cgroup: merged pages and profit of two cgroups equal their processes' ksm_stat" {
+	local a b ga gb
+	a=$(make_cgroup a)
+	b=$(make_cgroup b)
+	ga=/${a##*/} gb=/${b##*/}
+	fast_ksm
+	# Two processes with the same 16 MiB in a, one with 8 MiB of its own in b.
+	start_workload a1 -- sh -c "$IN_CGROUP" sh "$a" "$PROGS/dupmem" merge=1 seed=11 mmap=16 wait
+	start_workload a2 -- sh -c "$IN_CGROUP" sh "$a" "$PROGS/dupmem" merge=1 seed=11 mmap=16 wait
+	start_workload b1 -- sh -c "$IN_CGROUP" sh "$b" "$PROGS/dupmem" merge=1 seed=12 mmap=8 wait
+	[ "$(wc -w <"$a/cgroup.procs")" = 2 ]
+	[ "$(wc -w <"$b/cgroup.procs")" = 1 ]
+	wait_until 30 merging_at_least "$(wl_pid a1)" 4096
+	wait_until 30 merging_at_least "$(wl_pid a2)" 4096
+	wait_until 30 merging_at_least "$(wl_pid b1)" 2048
+	wait_until 10 group_agrees "$a" "$ga"
+	wait_until 10 group_agrees "$b" "$gb"
+	run -0 "$KSM_RUN" --status --json
+	# Each group: its processes, all of their memory candidate (the flag is set).
+	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .processes' <<<"$output")" = 2 ]
+	[ "$(jq --arg g "$gb" '.groups[] | select(.cgroup == $g) | .processes' <<<"$output")" = 1 ]
+	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .merged_bytes' <<<"$output")" -ge $((32 << 20)) ]
+	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .candidate_bytes' <<<"$output")" -ge $((32 << 20)) ]
+	[ "$(jq --arg g "$gb" '.groups[] | select(.cgroup == $g) | .candidate_bytes' <<<"$output")" -ge $((8 << 20)) ]
+	# The text: a row per group, the sums, and general_profit beside them with the note.
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"per cgroup ("*"CGROUP"*"MERGED"*"PROFIT"*"CANDIDATE"* ]]
+	echo "$output" | grep -Eq "^  $ga +2 +"
+	echo "$output" | grep -Eq "^  $gb +1 +"
+	[[ $output == *"general_profit system-wide:"*"the sum of the profits can exceed general_profit"* ]]
+	# --watch has the same groups.
+	run -0 timeout --preserve-status -s INT 5 sh -c '"$1" --status --watch=0.2 | head -n 1' sh "$KSM_RUN"
+	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .processes' <<<"$output")" = 2 ]
+}
+
+# lines_at_least FILE N: read afresh at every poll.
+lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+@test "--status --watch without a terminal: one JSON line per interval; INT and TERM end it with 0" {
+	local out=$BATS_TEST_TMPDIR/watch.json
+	"$KSM_RUN" --status --watch=0.5 >"$out" &
+	local pid=$!
+	WATCH_PID=$pid
+	wait_until 10 lines_at_least "$out" 3
+	kill -INT $pid
+	wait $pid
+	[ "$(wc -l <"$out")" -ge 3 ]
+	# Every line is one JSON object with the figures.
+	while read -r line; do
+		jq -e '.time > 0 and .interval == 0.5 and (.counters.general_profit | type) == "number"
+			and (.knobs.run | type) == "string" and (.groups | type) == "array"
+			and (.tuning.instances | type) == "array"' <<<"$line" >/dev/null
+	done <"$out"
+	# ksmd's CPU over the interval from the second line on.
+	[ "$(head -n 1 "$out" | jq .ksmd_cpu_percent)" = null ]
+	[ "$(sed -n 2p "$out" | jq '.ksmd_cpu_percent | type')" = '"number"' ]
+	# TERM too; the default interval is 2 s.
+	"$KSM_RUN" --status --watch >"$out" &
+	pid=$!
+	WATCH_PID=$pid
+	wait_until 10 test -s "$out"
+	kill -TERM $pid
+	wait $pid
+	[ "$(jq .interval "$out")" = 2 ]
+	# A reader that goes away ends it quietly.
+	run -0 --separate-stderr sh -c '"$1" --status --watch=0.1 | head -n 2 >/dev/null' sh "$KSM_RUN"
+	[ -z "$stderr" ]
+}
+
+@test "--status --watch on a terminal: the view is redrawn from the top" {
+	run -0 script -qec "timeout --preserve-status -s INT 1.5 $KSM_RUN --status --watch=0.5" /dev/null
+	[[ $output == *$'\e[H\e[2J'"ksm-run --status --watch, every 0.5 s"* ]]
+	[ "$(grep -o $'\e\\[H\e\\[2J' <<<"$output" | wc -l)" -ge 2 ]
+	[[ $output == *"saved:   general_profit"*"ksmd:"*"tuner:"*"per cgroup:"* ]]
+}
+
+# metrics_agree FILE: the metrics file agrees with /sys/kernel/mm/ksm and
+# ksmd's CPU time read directly: every file there is in it, each value
+# between what was read before the file was written and after.
+metrics_agree() {
+	python3 - "$1" <<'PY'
+import os, re, sys, time
+KSM = "/sys/kernel/mm/ksm"
+named = {"general_profit": "general_profit_bytes", "full_scans": "full_scans_total",
+         "pages_scanned": "pages_scanned_total", "pages_skipped": "pages_skipped_total"}
+def ksmd_cpu():
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                st = open("/proc/%s/stat" % p).read()
+            except OSError:
+                continue
+            if st.split(" (", 1)[1].startswith("ksmd)"):
+                f = st.rsplit(")", 1)[1].split()
+                return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+    return None
+def sysfs():
+    out = {}
+    for name in sorted(os.listdir(KSM)):
+        path = os.path.join(KSM, name)
+        v = open(path).read().strip()
+        if os.stat(path).st_mode & 0o200:
+            if name == "advisor_mode":
+                out['ksmenable_advisor_mode_info{mode="%s"}' % re.search(r"\[(.*?)\]", v).group(1)] = 1.0
+            else:
+                out['ksmenable_knob{name="%s"}' % name] = float(v)
+        else:
+            out["ksmenable_" + named.get(name, name)] = float(v)
+    out["ksmenable_ksmd_cpu_seconds_total"] = ksmd_cpu()
+    return out
+path = sys.argv[1]
+def version():
+    st = os.stat(path)
+    return (st.st_ino, st.st_mtime_ns)
+old = version()
+before = sysfs()
+for _ in range(50):          # the next write: a new file (rename)
+    time.sleep(0.1)
+    if version() != old:
+        break
+else:
+    sys.exit("the metrics file was not written again within 5 s")
+text = open(path).read()
+after = sysfs()
+got = {}
+for line in text.splitlines():
+    if line and not line.startswith("#"):
+        key, value = line.rsplit(" ", 1)
+        got[key] = float(value)
+bad = 0
+for key in before:
+    lo, hi = min(before[key], after[key]), max(before[key], after[key])
+    if key not in got:
+        print("missing: %s" % key, file=sys.stderr); bad = 1
+    elif not (lo - 0.011 <= got[key] <= hi + 0.011):
+        print("%s: %s, read directly %s then %s" % (key, got[key], before[key], after[key]), file=sys.stderr); bad = 1
+sys.exit(bad)
+PY
+}
+
+# promtool_ok FILE: promtool check metrics finds nothing to say.
+promtool_ok() {
+	local out
+	out=$(promtool check metrics <"$1" 2>&1) || { echo "promtool: $out" >&2; return 1; }
+	[ -z "$out" ] || { echo "promtool: $out" >&2; return 1; }
+}
+
+# metric FILE NAME: the value of the sample NAME (with its labels).
+metric() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+# command_agrees FILE PID: the command's figures equal PID's ksm_stat (the tree's only process).
+command_agrees() {
+	local m p
+	m=$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$2/ksm_stat")
+	p=$(awk '$1 == "ksm_process_profit" { print $2 }' "/proc/$2/ksm_stat")
+	[ "$(metric "$1" ksmenable_command_merged_bytes)" = $((m * PAGE)) ] &&
+		[ "$(metric "$1" ksmenable_command_profit_bytes)" = "$p" ] &&
+		[ "$(metric "$1" ksmenable_command_processes)" = 1 ]
+}
+
+@test "--metrics-file under a command's ksm-run: promtool passes, the figures are sysfs's and the command's" {
+	local dir=$BATS_TEST_TMPDIR/textfile f pid
+	mkdir "$dir"
+	f=$dir/ksmenable.prom
+	# A link at PATH is replaced, never followed.
+	echo keep >"$dir/target"
+	ln -s target "$f"
+	umask 077
+	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" --interval=0.3 --metrics-file="$f" -- "$PROGS/dupmem" mmap=16 wait
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	wait_until 30 merging_at_least "$pid" 4096
+	wait_until 10 test ! -L "$f"
+	[ "$(cat "$dir/target")" = keep ]
+	[ "$(stat -c %a "$f")" = 644 ]
+	promtool_ok "$f"
+	cat "$f"
+	# HELP and TYPE for every family, counters named _total.
+	[ "$(grep -c '^# HELP ' "$f")" = "$(grep -c '^# TYPE ' "$f")" ]
+	[ -z "$(grep '^# TYPE .* counter$' "$f" | grep -v '_total counter$')" ]
+	wait_until 10 metrics_agree "$f"
+	wait_until 10 command_agrees "$f" "$pid"
+	[ "$(metric "$f" ksmenable_command_peak_merged_bytes)" -ge $((16 << 20)) ]
+	# The user's rate: the tuner is this ksm-run, phase user_rate, the only phase at 1.
+	[ "$(metric "$f" 'ksmenable_tuner_phase{phase="user_rate"}')" = 1 ]
+	[ "$(grep -c '^ksmenable_tuner_phase{.*} 1$' "$f")" = 1 ]
+	grep -q '^ksmenable_tuner_decisions_total [0-9]*$' "$f"
+	# Its cgroup is there, with the command's merged memory in it.
+	grep -Eq '^ksmenable_cgroup_merged_bytes\{cgroup="/.*"\} [0-9]+$' "$f"
+	stop_workload
+	[ "$WL_STATUS" = 0 ]
+	# The file goes with the command; no temporary file is left.
+	[ ! -e "$f" ]
+	[ "$(ls -A "$dir")" = target ]
+}
+
+@test "--metrics-file under the daemon: promtool passes, the figures are sysfs's, the tuner's phase is the state's" {
+	local dir=$BATS_TEST_TMPDIR/textfile f before key
+	mkdir "$dir"
+	f=$dir/ksmenable.prom
+	before=$(knobs_snapshot)
+	start_daemon daemon --metrics-file="$f"
+	wait_until 5 tuner_is "$(wl_pid daemon)"
+	wait_until 5 test -e "$f"
+	promtool_ok "$f"
+	[ "$(stat -c %a "$f")" = 644 ]
+	wait_until 10 metrics_agree "$f"
+	# The phase: the state's (1 boost, 2 steady), the only one at 1.
+	key=$(case $(state_phase) in 1) echo boost ;; 2) echo steady ;; *) echo other ;; esac)
+	[ "$(metric "$f" "ksmenable_tuner_phase{phase=\"$key\"}")" = 1 ]
+	[ "$(grep -c '^ksmenable_tuner_phase{.*} 1$' "$f")" = 1 ]
+	# The daemon has no command.
+	[ -z "$(grep '^ksmenable_command_' "$f")" ]
+	stop_daemon daemon
+	[ "$WL_STATUS" = 0 ]
+	[ ! -e "$f" ]
+	[ -z "$(ls -A "$dir")" ]
+	[ "$(knobs_snapshot)" = "$before" ]
+}

@@ -1,0 +1,180 @@
+/*
+ * Unit tests of the host-wide figures, without root: the group of a
+ * process from /proc/PID/cgroup, the exposition format's label escaping,
+ * the metrics text of a made-up machine, and the --metrics-file path check.
+ * Run from the top of the tree.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/groups.h"
+#include "host/hoststate.h"
+#include "host/metrics.h"
+
+static int passed, failed;
+
+#define CHECK(cond) do { \
+	if (cond) passed++; \
+	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
+} while (0)
+
+static int group_of(const char *text, char *out, size_t len)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof buf, "%s", text);
+	return cgroup_of_text(buf, out, len);
+}
+
+static void test_cgroup_lines(void)
+{
+	char g[256];
+
+	/* v2 only: the one line. */
+	CHECK(group_of("0::/system.slice/nginx.service\n", g, sizeof g) == 0 && !strcmp(g, "/system.slice/nginx.service"));
+	/* hybrid: the memory controller's line wins over the v2 one, wherever it is. */
+	CHECK(group_of("9:name=systemd:/user.slice\n4:memory:/web/a\n1:cpu:/\n0::/user.slice/x.scope\n", g, sizeof g) == 0 &&
+	      !strcmp(g, "/web/a"));
+	CHECK(group_of("0::/u\n4:memory:/web/b", g, sizeof g) == 0 && !strcmp(g, "/web/b"));
+	/* memory among several controllers of one hierarchy, but not a name that only contains it. */
+	CHECK(group_of("3:cpu,memory:/m\n0::/v2\n", g, sizeof g) == 0 && !strcmp(g, "/m"));
+	CHECK(group_of("3:memoryx:/m\n0::/v2\n", g, sizeof g) == 0 && !strcmp(g, "/v2"));
+	CHECK(group_of("3:name=memory:/m\n0::/v2\n", g, sizeof g) == 0 && !strcmp(g, "/v2"));
+	/* v1 without memory and no v2 line: no group. */
+	CHECK(group_of("1:cpu:/a\n2:pids:/b\n", g, sizeof g) == -1);
+	CHECK(group_of("", g, sizeof g) == -1);
+	CHECK(group_of("garbage\n0:/x\n", g, sizeof g) == -1);
+	/* The root, and paths with colons in them (after the second colon, all is path). */
+	CHECK(group_of("0::/\n", g, sizeof g) == 0 && !strcmp(g, "/"));
+	CHECK(group_of("0::/a:b\n", g, sizeof g) == 0 && !strcmp(g, "/a:b"));
+	/* Too long for OUT: none rather than cut. */
+	CHECK(group_of("0::/abcdefgh\n", g, 5) == -1);
+}
+
+static const char *label_of(const char *s)
+{
+	static char out[256];
+	FILE *f = fmemopen(out, sizeof out, "w");
+
+	metrics_label(f, s);
+	fclose(f);
+	return out;
+}
+
+static void test_labels(void)
+{
+	CHECK(!strcmp(label_of("/system.slice/x.service"), "\"/system.slice/x.service\""));
+	CHECK(!strcmp(label_of("a\\b"), "\"a\\\\b\""));
+	CHECK(!strcmp(label_of("say \"hi\""), "\"say \\\"hi\\\"\""));
+	CHECK(!strcmp(label_of("two\nlines"), "\"two\\nlines\""));
+	CHECK(!strcmp(label_of(""), "\"\""));
+	CHECK(!strcmp(label_of("caf\xc3\xa9"), "\"caf\xc3\xa9\""));
+	/* Not UTF-8 (the format's label values are): U+FFFD. */
+	CHECK(!strcmp(label_of("a\xff" "b"), "\"a\xef\xbf\xbd" "b\""));
+}
+
+static void put(struct ksm_files *kf, const char *name, const char *value, bool writable)
+{
+	struct ksm_file *f = &kf->f[kf->n++];
+
+	snprintf(f->name, sizeof f->name, "%s", name);
+	snprintf(f->value, sizeof f->value, "%s", value);
+	f->writable = writable;
+}
+
+static void test_format(void)
+{
+	static struct ksm_files kf;
+	struct sys_sample now = { .ksmd_cpu = 12.5 };
+	struct cgroup_group g[2] = {
+		{ .path = (char *)"/system.slice/a\"b.service", .procs = 3, .merged_pages = 10, .profit_bytes = 4096,
+		  .candidate_pages = 20 },
+		{ .path = (char *)"/web", .procs = 1, .merged_pages = 0, .profit_bytes = -64, .candidate_pages = 5 },
+	};
+	struct cgroup_groups gs = { .g = g, .n = 2 };
+	struct metrics_command cmd = { .processes = 2, .merged_pages = 3, .profit_bytes = 100, .peak_merged_pages = 7 };
+	struct metrics_source src = { .files = &kf, .now = &now, .phase = HELD_STEADY, .decisions = 4,
+				      .groups = &gs, .command = &cmd, .page = 4096 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	put(&kf, "advisor_mode", "scan-time", true);
+	put(&kf, "full_scans", "17", false);
+	put(&kf, "general_profit", "-128", false);
+	put(&kf, "pages_sharing", "5", false);
+	put(&kf, "pages_to_scan", "100", true);
+	put(&kf, "some_new_counter", "9", false);
+	put(&kf, "some_new_word", "fast", true);
+	f = open_memstream(&text, &len);
+	metrics_format(f, &src);
+	fclose(f);
+	CHECK(strstr(text, "# TYPE ksmenable_general_profit_bytes gauge\nksmenable_general_profit_bytes -128\n"));
+	CHECK(strstr(text, "# HELP ksmenable_full_scans_total "));
+	CHECK(strstr(text, "# TYPE ksmenable_full_scans_total counter\nksmenable_full_scans_total 17\n"));
+	CHECK(strstr(text, "ksmenable_pages_sharing 5\n"));
+	CHECK(strstr(text, "ksmenable_knob{name=\"pages_to_scan\"} 100\n"));
+	CHECK(!strstr(text, "ksmenable_knob{name=\"advisor_mode\"}"));
+	CHECK(strstr(text, "ksmenable_advisor_mode_info{mode=\"scan-time\"} 1\n"));
+	CHECK(strstr(text, "ksmenable_sysfs_value{file=\"some_new_counter\"} 9\n"));
+	CHECK(strstr(text, "ksmenable_knob_info{name=\"some_new_word\",value=\"fast\"} 1\n"));
+	CHECK(strstr(text, "# TYPE ksmenable_ksmd_cpu_seconds_total counter\nksmenable_ksmd_cpu_seconds_total 12.50\n"));
+	CHECK(strstr(text, "ksmenable_tuner_phase{phase=\"boost\"} 0\nksmenable_tuner_phase{phase=\"steady\"} 1\n"));
+	CHECK(strstr(text, "ksmenable_tuner_decisions_total 4\n"));
+	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"/system.slice/a\\\"b.service\"} 40960\n"));
+	CHECK(strstr(text, "ksmenable_cgroup_profit_bytes{cgroup=\"/web\"} -64\n"));
+	CHECK(strstr(text, "ksmenable_cgroup_candidate_bytes{cgroup=\"/web\"} 20480\n"));
+	CHECK(strstr(text, "ksmenable_command_merged_bytes 12288\n"));
+	CHECK(strstr(text, "ksmenable_command_peak_merged_bytes 28672\n"));
+	/* Every family has its HELP and TYPE once; every sample line belongs to the family just announced. */
+	{
+		char fam[128] = "";
+		int bad = 0;
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+			if (!strncmp(line, "# TYPE ", 7))
+				sscanf(line + 7, "%127s", fam);
+			else if (line[0] != '#' && (strncmp(line, fam, strlen(fam)) ||
+						    (line[strlen(fam)] != ' ' && line[strlen(fam)] != '{')))
+				bad++;
+		}
+		CHECK(bad == 0);
+	}
+	free(text);
+	/* The daemon: no command families; unknown phase: every phase 0. */
+	src.command = NULL;
+	src.phase = -1;
+	src.groups = NULL;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	metrics_format(f, &src);
+	fclose(f);
+	CHECK(!strstr(text, "ksmenable_command_"));
+	CHECK(!strstr(text, "ksmenable_cgroup_"));
+	CHECK(!strstr(text, "} 1\nksmenable_tuner_decisions") && strstr(text, "ksmenable_tuner_phase{phase=\"none\"} 0\n"));
+	free(text);
+}
+
+static void test_paths(void)
+{
+	char why[PATH_MAX + 128];
+
+	CHECK(metrics_check_path("/tmp/x.prom", why, sizeof why) == 0);
+	CHECK(metrics_check_path("x.prom", why, sizeof why) == 0);
+	CHECK(metrics_check_path("/nonexistent-ksmenable/x.prom", why, sizeof why) == -1 &&
+	      strstr(why, "its directory '/nonexistent-ksmenable' does not exist"));
+	CHECK(metrics_check_path("/tmp", why, sizeof why) == -1 && strstr(why, "is a directory"));
+	CHECK(metrics_check_path("/tmp/", why, sizeof why) == -1 && strstr(why, "not a file name"));
+	CHECK(metrics_check_path("/etc/passwd/x", why, sizeof why) == -1 && strstr(why, "does not exist"));
+}
+
+int main(void)
+{
+	test_cgroup_lines();
+	test_labels();
+	test_format();
+	test_paths();
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
