@@ -29,6 +29,13 @@ CG_MADE=()
 # (it would hold the suite's output, and so the lock, for ever).
 WATCH_PID=
 
+# cgroup_of_pid PID: its group as ksm-run names it (the memory controller's
+# path, or the v2 one).
+cgroup_of_pid() {
+	awk -F: '$2 ~ /(^|,)memory(,|$)/ { m = $3 } $1 == 0 && $2 == "" { v = $3 }
+		END { print (m != "" ? m : v) }' "/proc/$1/cgroup"
+}
+
 # make_cgroup NAME: a cgroup of this test, removed by teardown.
 make_cgroup() {
 	local d
@@ -328,4 +335,22 @@ command_agrees() {
 	[ ! -e "$f" ]
 	[ -z "$(ls -A "$dir")" ]
 	[ "$(knobs_snapshot)" = "$before" ]
+}
+
+@test "a command's report groups its processes by the cgroup each was in when it merged" {
+	local a report=$BATS_TEST_TMPDIR/report.json here
+	a=$(make_cgroup report)
+	here=$(cgroup_of_pid $$)
+	# One worker moves itself into the cgroup before it maps anything.
+	run -0 "$KSM_RUN" --json --report-file="$report" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c \
+		"sh -c '$IN_CGROUP' sh \"$a\" \"$PROGS/dupmem\" mmap=8 sleep=1500 & \"$PROGS/dupmem\" mmap=8 sleep=1500; wait"
+	[ "$(jq '.cgroups | length' "$report")" = 2 ]
+	[ "$(jq -r --arg c "/${a##*/}" '.cgroups[] | select(.cgroup == $c) | .processes' "$report")" = 1 ]
+	[ "$(jq -r --arg c "/${a##*/}" '.cgroups[] | select(.cgroup == $c) | .peak_merged_bytes >= 8000000' "$report")" = true ]
+	[ "$(jq -r --arg c "$here" '.cgroups[] | select(.cgroup == $c) | .peak_merged_bytes >= 8000000' "$report")" = true ]
+	# The sums are the table's.
+	[ "$(jq '([.cgroups[].peak_merged_bytes] | add) == .tree.peak_merged_bytes' "$report")" = true ]
+	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c \
+		"sh -c '$IN_CGROUP' sh \"$a\" \"$PROGS/dupmem\" mmap=8 sleep=1500"
+	[[ $stderr == *"per cgroup (the command's processes; peaks summed):"*"/${a##*/}"* ]]
 }

@@ -21,6 +21,7 @@
 #include "host/knobs.h"
 #include "run/child.h"
 #include "run/report.h"
+#include "run/treegroups.h"
 #include "run/tree.h"
 
 static const char *sig_name(int sig)
@@ -233,7 +234,9 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 		else
 			json_str(f, o->knobs->k[i].value);
 	}
-	fputs("},\"tuning\":", f);
+	fputs("}", f);
+	tree_groups_json(f, s, fg->page);
+	fputs(",\"tuning\":", f);
 	json_str(f, o->tuning);
 	fprintf(f, ",\"kept_out\":{\"user_bytes\":%lld,\"program_bytes\":%lld,\"secret_bytes\":%lld,"
 		"\"processes_reporting\":%d},\"foreign_report_lines\":%lu,\"tree_truncated\":%s",
@@ -349,6 +352,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 	if (fg->ksmd_cpu >= 0)
 		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
 	write_tree(f, o, s, fg);
+	tree_groups_text(f, s, fg->page);
 	if (fg->survivors)
 		write_survivors(f, s, c, fg);
 	if (fg->kept_reporting)

@@ -19,6 +19,7 @@
 #include "common/procfs.h"
 #include "host/candidate.h"
 #include "host/counters.h"
+#include "host/groups.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
 #include "run/frames.h"
@@ -131,6 +132,17 @@ static bool maps_have(pid_t pid, const char *lib)
 	return found;
 }
 
+/* The group a process is in (groups.h's rule), for the report's per-cgroup lines. */
+static char *cgroup_now(pid_t pid)
+{
+	char path[64], text[8192], cg[4096];
+
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+	if (read_text(path, text, sizeof text) || cgroup_of_text(text, cg, sizeof cg))
+		return NULL;
+	return strdup(cg);
+}
+
 static int visit(pid_t pid, pid_t ppid, void *arg)
 {
 	struct sampler *s = arg;
@@ -143,8 +155,17 @@ static int visit(pid_t pid, pid_t ppid, void *arg)
 		p->ppid = ppid;
 		p->sampled = true;
 		p->alive = true;
+		bool merged_before = p->merge_ppid != 0;
+
+		if (!p->cgroup)
+			p->cgroup = cgroup_now(pid);
 		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
 		read_ksm_stat(pid, p);
+		/* Its group when it merged: a service's helper may move itself first. */
+		if (!merged_before && p->merge_ppid) {
+			free(p->cgroup);
+			p->cgroup = cgroup_now(pid);
+		}
 		if (s->libpath && !p->lib_mapped && p->maps_checks < MAPS_CHECKS) {
 			p->maps_checks++;
 			p->lib_mapped = maps_have(pid, s->libpath);
