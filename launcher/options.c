@@ -24,7 +24,7 @@ enum {
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
-	O_REPORT_ALL, O_METRICS_FILE, O_WATCH,
+	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS,
 };
 
 /* --watch's interval when it is given without one. */
@@ -58,6 +58,7 @@ static const struct option base_opts[] = {
 	{ "report-file", required_argument, NULL, O_REPORT_FILE },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "report-all", no_argument, NULL, O_REPORT_ALL },
+	{ "end-survivors", no_argument, NULL, O_END_SURVIVORS },
 	{ "interval", required_argument, NULL, O_INTERVAL },
 	{ "status", no_argument, NULL, O_STATUS },
 	{ "watch", optional_argument, NULL, O_WATCH },
@@ -115,6 +116,8 @@ static void usage(FILE *f)
 "Report (on stderr when the command ends):\n"
 "  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
 "  --report-all    list every process of the tree, also those that merged under 64 KiB\n"
+"  --end-survivors when the command ends, TERM its tree's processes still running\n"
+"                  (KILL after 5 s); by default they go on\n"
 "  --metrics-file=PATH  write the figures for Prometheus (node_exporter's\n"
 "                  textfile collector) every interval, atomically\n"
 "  --status        KSM state, kernel support, top merging processes, per cgroup\n"
@@ -313,6 +316,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_FILE: o->report_file = arg; break;
 	case O_JSON: o->json = true; break;
 	case O_REPORT_ALL: o->report_all = true; break;
+	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
 	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); o->estimate = arg; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
@@ -389,8 +393,9 @@ static void check_daemon(const struct opts *o, char **cmd)
 	for (size_t i = 0; i < sizeof command_only / sizeof command_only[0]; i++)
 		if (*(const char *const *)((const char *)o + command_only[i].off))
 			die("%s is for a command's run, not --daemon", command_only[i].name);
-	if (o->no_inherit || o->no_preload || o->json || o->quiet || o->report_all)
-		die("--no-inherit, --no-preload, --json, --quiet and --report-all are for a command's run, not --daemon");
+	if (o->no_inherit || o->no_preload || o->json || o->quiet || o->report_all || o->end_survivors)
+		die("--no-inherit, --no-preload, --json, --quiet, --report-all and --end-survivors are for a "
+		    "command's run, not --daemon");
 	if (o->no_tune || o->keep)
 		die("--daemon tunes and restores the knobs at its end: it cannot take --no-tune or --keep-knobs");
 	if (o->user_rate)

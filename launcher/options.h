@@ -19,7 +19,7 @@ struct opts {
 	const char *mode, *allow, *deny, *min_size, *rescan, *log;
 	bool no_inherit;
 	const char *preload, *report_file, *estimate;
-	bool no_preload, no_tune, keep, strict, json, quiet, report_all;
+	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;
 	double interval, settle, threshold;
 	bool user_rate;                 /* a rate knob was given: no default tuning */
 	bool take_over;                 /* keep tuning when someone else writes the knobs */

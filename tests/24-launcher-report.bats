@@ -192,3 +192,15 @@ both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' 
 	[[ $stderr == *"no process of the tree merged 64 KiB or more"* ]]
 	[[ $stderr != *"still running"* ]]
 }
+
+@test "--end-survivors: the tree's processes still running when the command ends get TERM, then KILL after 5 s" {
+	local script='sleep 30.5 >/dev/null 2>&1 & sh -c "trap \"\" TERM; exec sleep 31.5" >/dev/null 2>&1 & sleep 0.5'
+	run -0 --separate-stderr "$KSM_RUN" --end-survivors --json --report-file="$REPORT" --interval=0.2 -- sh -c "$script"
+	[ "$(json_of "$REPORT" .ended_survivors)" = 2 ]
+	[ "$(json_of "$REPORT" .killed_survivors)" = 1 ]
+	[ "$(json_of "$REPORT" '.survivors | length')" = 0 ]
+	run ! pgrep -fx 'sleep 30.5'
+	run ! pgrep -fx 'sleep 31.5'
+	run -125 --separate-stderr "$KSM_RUN" --daemon --end-survivors
+	[[ $stderr == *"--end-survivors are for a command's run, not --daemon"* ]]
+}

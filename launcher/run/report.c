@@ -21,6 +21,7 @@
 #include "host/knobs.h"
 #include "run/child.h"
 #include "run/report.h"
+#include "run/survivors.h"
 #include "run/treegroups.h"
 #include "run/tree.h"
 
@@ -56,6 +57,7 @@ struct figures {
 	long long saved, candidate;                       /* bytes; saved LLONG_MIN: not counted */
 	int listed, survivors;                            /* rows shown; processes still alive */
 	int merged;                                       /* processes that merged 64 KiB or more */
+	int ended, killed;                                /* by --end-survivors: signalled, of them KILLed */
 };
 
 static long long delta(const struct sampler *s, const char *name)
@@ -77,10 +79,9 @@ static bool listed(const struct report_opts *o, const struct proc_info *p, long 
 	return o->all_processes || p->peak_merging * page >= FOLD_BELOW_BYTES;
 }
 
-/* A process of the tree that was alive at the last sample and is still there. */
 static bool survived(const struct child *c, const struct proc_info *p)
 {
-	return p->pid != c->pid && p->alive && kill(p->pid, 0) == 0;
+	return survivor(p, c->pid);
 }
 
 /* The parent a process had when it merged: after a reparenting it is ksm-run. */
@@ -120,6 +121,8 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->merged++;
 		if (survived(c, &s->procs[i]))
 			fg->survivors++;
+		fg->ended += s->procs[i].ended_by != 0;
+		fg->killed += s->procs[i].ended_by == SIGKILL;
 	}
 	fg->ksmd_cpu = s->first.ksmd_cpu >= 0 && s->last.ksmd_cpu >= 0 ? s->last.ksmd_cpu - s->first.ksmd_cpu : -1;
 	fg->ksmd_pct = fg->ksmd_cpu >= 0 && s->last.t > s->first.t ?
@@ -200,7 +203,8 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	for (int i = 0, k = 0; i < s->nprocs; i++)
 		if (survived(c, &s->procs[i]))
 			fprintf(f, "%s%d", k++ ? "," : "", (int)s->procs[i].pid);
-	fputs("],\"processes\":[", f);
+	fprintf(f, "],\"ended_survivors\":%d,\"killed_survivors\":%d", fg->ended, fg->killed);
+	fputs(",\"processes\":[", f);
 	for (int i = 0; i < s->nprocs; i++) {
 		const struct proc_info *p = &s->procs[i];
 		fprintf(f, "%s{\"pid\":%d,\"ppid\":%d,\"ppid_when_merging\":%d,\"comm\":", i ? "," : "",
@@ -353,6 +357,10 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
 	write_tree(f, o, s, fg);
 	tree_groups_text(f, s, fg->page);
+	if (fg->ended)
+		fprintf(f, "  --end-survivors: %d process%s of the tree still running when the command ended: "
+			"sent TERM%s\n", fg->ended, fg->ended == 1 ? "" : "es",
+			fg->killed ? ", then KILL to those left after 5 s" : "; all ended");
 	if (fg->survivors)
 		write_survivors(f, s, c, fg);
 	if (fg->kept_reporting)

@@ -31,6 +31,7 @@
 #include "run/report.h"
 #include "run/runmetrics.h"
 #include "run/run.h"
+#include "run/survivors.h"
 #include "run/tree.h"
 
 struct run {
@@ -282,6 +283,8 @@ static void finish(struct run *r)
 	char tuning[1024];
 
 	knobs_read_all(&in_force);
+	if (r->o->end_survivors)
+		survivors_end(&r->s, r->c.pid);
 	if (host_tuner_leave(&r->host))
 		msg("the knobs could not all be restored: see `ksm-run --status`");
 	if (!r->c.exec_errno && !r->o->quiet) {

@@ -14,6 +14,7 @@ struct proc_info {
 	pid_t pid, ppid;
 	pid_t merge_ppid;	/* its parent when it was first seen merging (0: never) */
 	bool alive;		/* seen at the last sample */
+	int ended_by;		/* the last signal --end-survivors sent it, 0 none */
 	char *cgroup;		/* its group (groups.h) when first seen merging; NULL unknown */
 	char comm[32];
 	long long merging;	/* at the last sample */

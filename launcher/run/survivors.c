@@ -1,0 +1,73 @@
+/*
+ * survivors.c - the command's processes that outlive it.
+ *
+ * ksm-run reports and exits when the process it started ends, with its
+ * status, as env(1) and timeout(1) do; a shell's background jobs or a
+ * daemon that detached go on, reparented to init.  By default they are
+ * left be (killing what the user started is not ksm-run's to decide), the
+ * report names them; --end-survivors ends them the way timeout(1)'s
+ * --kill-after does: TERM, then KILL.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common/procfs.h"
+#include "run/survivors.h"
+
+#define KILL_AFTER_MS 5000
+
+bool survivor(const struct proc_info *p, pid_t main)
+{
+	struct proc_stat st;
+
+	return p->pid != main && p->alive && proc_stat_read(p->pid, &st) == 0 && st.state != 'Z' &&
+	       st.state != 'X';
+}
+
+/* Reaps whatever of ours has ended: reparented survivors are our children. */
+static void reap(void)
+{
+	int status;
+
+	while (waitpid(-1, &status, WNOHANG) > 0)
+		;
+}
+
+static int signal_survivors(struct sampler *s, pid_t main, int sig)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->nprocs; i++) {
+		struct proc_info *p = &s->procs[i];
+		if (survivor(p, main) && kill(p->pid, sig) == 0) {
+			p->ended_by = sig;
+			n++;
+		}
+	}
+	return n;
+}
+
+int survivors_end(struct sampler *s, pid_t main)
+{
+	const struct timespec tick = { 0, 100 * 1000000L };
+	int n;
+
+	sample_tick(s);
+	if (!(n = signal_survivors(s, main, SIGTERM)))
+		return 0;
+	for (int waited = 0; waited < KILL_AFTER_MS; waited += 100) {
+		int left = 0;
+
+		reap();
+		for (int i = 0; i < s->nprocs; i++)
+			left += survivor(&s->procs[i], main);
+		if (!left)
+			return n;
+		nanosleep(&tick, NULL);
+	}
+	signal_survivors(s, main, SIGKILL);
+	reap();
+	return n;
+}
