@@ -21,8 +21,18 @@
 static const char *const watched[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
 #define NWATCHED (int)(sizeof watched / sizeof watched[0])
 
+/*
+ * The knobs this instance watches for someone else's hand: run always, the
+ * rate while it tunes.  Not pages_to_scan while the kernel's scan-time
+ * advisor is on: the advisor itself writes it after every scan.
+ */
 static bool watches(const struct host_tuner *h, int i)
 {
+	char mode[KNOB_VALUE_MAX];
+
+	if (!strcmp(watched[i], "pages_to_scan") && !knob_read("advisor_mode", mode, sizeof mode) &&
+	    !strcmp(mode, "scan-time"))
+		return false;
 	return i == 0 || h->m.tuning;
 }
 
