@@ -81,4 +81,7 @@ counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_sh
 	[ "$(jq -r .counters_left_over <<<"$output")" = false ]
 	run -0 "$KSM_RUN" --json --report-file="$report" -- true
 	[ "$(jq -r .counters_left_over "$report" | tail -1)" = false ]
+	# No leftovers for the tests after this one.
+	echo 2 >$KSM/run
+	wait_until 30 counters_clean
 }
