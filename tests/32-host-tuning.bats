@@ -123,3 +123,19 @@ start_tuned() { start_workload "$1" -- "$KSM_RUN" -q -- "$PROGS/sigprog" wait; }
 	[ "$(jq -r ".tuning.instances[] | select(.pid == $b) | .command" <<<"$output")" = sigprog ]
 	[ "$(jq -r '.tuning.saved_knobs.pages_to_scan' <<<"$output")" = 100 ]
 }
+
+@test "the holder ends cleanly in the steady phase: the next one goes on steady, it does not boost again" {
+	start_workload a -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_tuned b
+	wait_until 40 knob_below pages_to_scan 5000
+	wait_until 3 phase_is 2
+	[ "$(state_tuner)" = "$(wl_pid a)" ]
+	# The holder's command ends (with another registered, nothing is restored).
+	stop_workload a
+	wait_until 3 tuner_is "$(wl_pid b)"
+	# Before the phase was kept, the next holder boosted at 5000 pages.
+	sleep 2
+	knob_below pages_to_scan 5000
+	[ "$(state_phase)" = 2 ]
+	stop_workload b
+}

@@ -128,13 +128,24 @@ static int parse_line(char **w, int n, struct hoststate *st, char *why, size_t w
 		return parse_user(w, n, st, why, whylen);
 	if (!strcmp(w[0], "tuner")) {
 		if (n != 4 || parse_ll(w[1], 1, 4194304, &a) || parse_ll(w[2], 1, LLONG_MAX, &b) ||
-		    parse_ll(w[3], 0, HELD_PHASES - 1, &c) || st->tuner) {
-			snprintf(why, whylen, "a tuner line is PID START PHASE (0..%d), once", HELD_PHASES - 1);
+		    parse_ll(w[3], 0, HELD_PHASES - 1, &c) || st->tuner || st->tuner_phase) {
+			snprintf(why, whylen, "a tuner line is PID START PHASE (0..%d), once, without a phase line",
+				 HELD_PHASES - 1);
 			return -1;
 		}
 		st->tuner = (pid_t)a;
 		st->tuner_start = (unsigned long long)b;
 		st->tuner_phase = (int)c;
+		return 0;
+	}
+	/* The phase the last holder left in, while nobody holds the tuning. */
+	if (!strcmp(w[0], "phase")) {
+		if (n != 2 || parse_ll(w[1], 1, HELD_PHASES - 1, &a) || st->tuner || st->tuner_phase) {
+			snprintf(why, whylen, "a phase line is a PHASE (1..%d), once, without a tuner line",
+				 HELD_PHASES - 1);
+			return -1;
+		}
+		st->tuner_phase = (int)a;
 		return 0;
 	}
 	if (!strcmp(w[0], "gen")) {
@@ -205,6 +216,9 @@ size_t hoststate_format(const struct hoststate *st, char *buf, size_t size)
 	if (st->tuner && n < size)
 		n += (size_t)snprintf(buf + n, size - n, "tuner %d %llu %d\n", (int)st->tuner, st->tuner_start,
 				      st->tuner_phase);
+	/* A holder that left: the next one goes on from its phase, not from a boost. */
+	else if (st->tuner_phase && n < size)
+		n += (size_t)snprintf(buf + n, size - n, "phase %d\n", st->tuner_phase);
 	for (int i = 0; i < st->nusers && n < size; i++) {
 		const struct state_user *u = &st->users[i];
 		n += (size_t)snprintf(buf + n, size - n, "user %d %llu %s %lld %d %s\n", (int)u->pid, u->start,

@@ -52,7 +52,8 @@ struct hoststate {
 /*
  * The text of a state file into *ST (TEXT is changed).  Every line is
  * checked: "user PID START [KIND SINCE WANTS NAME]" (a real pid, a start
- * time > 0), "tuner PID START PHASE" (an enum held_phase), "gen N", "knob NAME VALUE" (by the
+ * time > 0), "tuner PID START PHASE" (an enum held_phase), or while nobody
+ * holds the tuning "phase PHASE" (the one its last holder left in), "gen N", "knob NAME VALUE" (by the
  * rules options get).  Returns 0, or -1 with WHY.  For the unit tests and
  * the fuzzer too.
  */

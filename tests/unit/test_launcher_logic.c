@@ -137,6 +137,16 @@ static void test_knobstate(void)
 	CHECK(state_refused("tuner 12 34 7\n", "PHASE (0..4)"));
 	CHECK(state_refused("tuner 12 34 1\ntuner 13 34 1\n", "once"));
 	CHECK(state_refused("gen -1\n", "a gen line is a number"));
+	/* The phase a holder left in, kept while nobody holds the tuning. */
+	CHECK(state_refused("phase 0\n", "a phase line is a PHASE (1..4)"));
+	CHECK(state_refused("phase 2\ntuner 12 34 2\n", "without a phase line"));
+	CHECK(state_refused("tuner 12 34 2\nphase 2\n", "without a tuner line"));
+	CHECK(state_refused("phase 2\nphase 2\n", "once"));
+	snprintf(text, sizeof text, "user 4242 98765\nphase 2\n");
+	CHECK(hoststate_parse(text, &st, why, sizeof why) == 0 && !st.tuner && st.tuner_phase == HELD_STEADY);
+	n = hoststate_format(&st, out, sizeof out);
+	CHECK(n < sizeof out && strstr(out, "\nphase 2\n") && !strstr(out, "tuner "));
+	CHECK(hoststate_parse(out, &again, why, sizeof why) == 0 && again.tuner_phase == HELD_STEADY && !again.tuner);
 	CHECK(state_refused("rm -rf /\n", "unknown keyword"));
 	CHECK(state_refused("knob run 1\nknob run 0\n", "twice"));
 	n = 0;
