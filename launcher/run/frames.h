@@ -11,6 +11,7 @@ struct frame_count {
 	long long mapped;       /* pages the processes map from KSM pages */
 	long long distinct;     /* distinct KSM pages among them */
 	int processes;          /* processes read */
+	int left_out;           /* regions over 64 GiB not walked (no PAGEMAP_SCAN) */
 };
 
 /*
