@@ -182,15 +182,19 @@ both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' 
 	local script="true; sleep 31.25 >/dev/null 2>&1 & \"$PROGS/dupmem\" mmap=8 sleep=1500"
 	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c "$script"
 	[[ $stderr == *"enabled:  "*"saved:    "*"system-wide"* ]]
-	[[ $stderr == *"that merged under 64 KiB not listed: --report-all lists them"* ]]
 	echo "$stderr" | grep -Eq '^ +[0-9]+ +[0-9]+ dupmem '
-	run ! grep -Eq '^ +[0-9]+ +[0-9]+ sh ' <<<"$stderr"
+	# Under a sanitizer every process merges pages of the runtime's shadow
+	# (more than 64 KiB), so none is folded there.
+	if [ -z "$SANITIZER_RUNTIME" ]; then
+		[[ $stderr == *"that merged under 64 KiB not listed: --report-all lists them"* ]]
+		run ! grep -Eq '^ +[0-9]+ +[0-9]+ sh ' <<<"$stderr"
+	fi
 	[[ $stderr == *"PPID: the parent when it merged; LIBRARY: the library's mode"* ]]
 	[[ $stderr == *"WARNING: 1 process of the command's tree still running"*"(sleep)"* ]]
 	kill $(pgrep -fx 'sleep 31.25')
 	run -0 --separate-stderr "$KSM_RUN" --report-all --interval=0.2 "${FAST_OPTS[@]}" -- sh -c 'true; sleep 0.5'
 	echo "$stderr" | grep -Eq '^ +[0-9]+ +[0-9]+ sh '
-	[[ $stderr == *"no process of the tree merged 64 KiB or more"* ]]
+	[ -n "$SANITIZER_RUNTIME" ] || [[ $stderr == *"no process of the tree merged 64 KiB or more"* ]]
 	[[ $stderr != *"still running"* ]]
 }
 
