@@ -139,10 +139,8 @@ both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' 
 @test "the saved figure counts KSM pages once, by frame: a tree that alone merges saved what pages_sharing says" {
 	local bg main page expected
 	page=$(getconf PAGESIZE)
-	# Nothing else merged on the machine: everything unmerged first.
-	echo 2 >$KSM/run
-	wait_until 30 counters_clean
-	echo 0 >$KSM/run
+	# What earlier tests left dropped first.
+	settle_ksm
 	# Two processes with the same 16 MiB; the first outlives the command.
 	start_workload $NO_LSAN -- "$KSM_RUN" --json --report-file="$REPORT" --interval=0.2 "${FAST_OPTS[@]}" -- \
 		sh -c "\"$PROGS/dupmem\" mmap=16 sleep=60000 & exec \"$PROGS/dupmem\" mmap=16 wait"

@@ -44,13 +44,7 @@ converge() {
 	return 1
 }
 
-no_ksm_pages() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_shared)" = 0 ]; }
-
 predict_then_merge() {
-	# Counters left over by an earlier test's processes (run=0 keeps them)
-	# would drop while ksmd merges these: everything unmerged first.
-	echo 2 >$KSM/run
-	wait_until 30 no_ksm_pages
 	echo 0 >$KSM/run
 	base_sharing=$(cat $KSM/pages_sharing)
 	base_shared=$(cat $KSM/pages_shared)
