@@ -61,6 +61,9 @@ counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_sh
 	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
 	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
 	wait_until 20 region_merged "$pid" "$(workload_region mmap)"
+	# ksmd stopped before the process ends: else it may drop its pages
+	# between the exit and ksm-run's restore of run=0.
+	echo 0 >$KSM/run
 	stop_workloads
 	knob_is run 0
 	[ "$(cat $KSM/pages_sharing)" -gt 0 ]

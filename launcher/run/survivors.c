@@ -68,6 +68,17 @@ int survivors_end(struct sampler *s, pid_t main)
 		nanosleep(&tick, NULL);
 	}
 	signal_survivors(s, main, SIGKILL);
-	reap();
+	/* KILL takes effect when the process next runs: wait for it (1 s at most). */
+	for (int waited = 0; waited < 1000; waited += 10) {
+		const struct timespec short_tick = { 0, 10 * 1000000L };
+		int left = 0;
+
+		reap();
+		for (int i = 0; i < s->nprocs; i++)
+			left += survivor(&s->procs[i], main);
+		if (!left)
+			break;
+		nanosleep(&short_tick, NULL);
+	}
 	return n;
 }
