@@ -1,5 +1,8 @@
 /* procfs.c - parsing /proc/PID/stat. */
 #include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +11,7 @@
 #include "common/files.h"
 #include "common/parse.h"
 #include "common/procfs.h"
+#include "kernel_abi.h"
 
 int proc_stat_parse(char *text, struct proc_stat *st)
 {
@@ -81,4 +85,11 @@ long long proc_rss_anon_kb(pid_t pid)
 	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, "\nRssAnon:")))
 		return -1;
 	return strtoll(p + 10, NULL, 10);
+}
+
+bool kpage_is_ksm(int fd, uint64_t pfn)
+{
+	uint64_t flags;
+
+	return fd >= 0 && pread(fd, &flags, 8, (off_t)(pfn * 8)) == 8 && (flags >> KPF_KSM & 1);
 }

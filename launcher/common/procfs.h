@@ -5,6 +5,8 @@
 #ifndef KSMRUN_PROCFS_H
 #define KSMRUN_PROCFS_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct proc_stat {
@@ -28,6 +30,9 @@ void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg);
 
 /* RssAnon of /proc/PID/status in kB, or -1. */
 long long proc_rss_anon_kb(pid_t pid);
+
+/* Is frame PFN a KSM page now?  FD is /proc/kpageflags (root only), or -1. */
+bool kpage_is_ksm(int fd, uint64_t pfn);
 
 /* Parse the text of a stat file (exposed for the unit tests). */
 int proc_stat_parse(char *text, struct proc_stat *st);

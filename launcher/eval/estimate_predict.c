@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "eval/contents.h"
 #include "eval/estimate_predict.h"
 #include "kernel_abi.h"
@@ -34,16 +35,6 @@ static int by_hash_pfn(const void *a, const void *b)
 	if (x->hash != y->hash)
 		return x->hash < y->hash ? -1 : 1;
 	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
-}
-
-#define KPF_KSM 21
-
-/* Is frame PFN a KSM page now?  /proc/kpageflags, root only. */
-static bool frame_is_ksm(int fd, uint64_t pfn)
-{
-	uint64_t flags;
-
-	return fd >= 0 && pread(fd, &flags, 8, (off_t)(pfn * 8)) == 8 && (flags >> KPF_KSM & 1);
 }
 
 /*
@@ -85,7 +76,7 @@ static void compare_frames(struct scan *s, struct est_result *r)
 			frames += v[j].pfn != v[j - 1].pfn;
 		frames++;
 		uint64_t m = j - i, shared;
-		if (m < 2 || v[i].pfn != v[j - 1].pfn || frame_is_ksm(kpf, v[i].pfn))
+		if (m < 2 || v[i].pfn != v[j - 1].pfn || kpage_is_ksm(kpf, v[i].pfn))
 			continue;
 		/* One frame, m mappings, not a KSM page: nothing to merge. */
 		shared = stable_pages(m, r->max_page_sharing);

@@ -10,15 +10,12 @@
 #include <sys/types.h>
 
 #include "eval/estimate_result.h"
+#include "kernel_abi.h"
 #include "selection.h"
 #include "selector.h"
 
 #define BATCH_PAGES 256                 /* read and hashed together (1 MiB of 4 KiB pages) */
 #define PAGEMAP_CHUNK 512               /* entries per pagemap read */
-#define PM_PRESENT (1ULL << 63)
-#define PM_SWAPPED (1ULL << 62)
-#define PM_FILE_OR_SHARED (1ULL << 61)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
 #define VOLATILE_HASH 0                 /* a record whose content changed */
 
 struct record {

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/procfs.h"
 #include "eval/present.h"
 #include "kernel_abi.h"
 #include "maps.h"
@@ -33,9 +34,6 @@
 
 #define WALK_WITHOUT_SCAN_MAX (64ULL << 30)
 
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
-#define KPF_KSM 21
 
 /* The distinct KSM frames seen: open addressing, at most half full. */
 struct frame_set {
@@ -86,7 +84,7 @@ struct walk {
 static int walk_region(const struct region *r, void *arg)
 {
 	struct walk *w = arg;
-	uint64_t entries[512], flags;
+	uint64_t entries[512];
 	unsigned long addr = r->start;
 
 	if (r->ksm_kb <= 0)
@@ -123,7 +121,7 @@ static int walk_region(const struct region *r, void *arg)
 
 			if (!(entries[i] & PM_PRESENT) || !pfn)
 				continue;
-			if (pread(w->kpageflags, &flags, 8, (off_t)(pfn * 8)) != 8 || !(flags & (1ULL << KPF_KSM)))
+			if (!kpage_is_ksm(w->kpageflags, pfn))
 				continue;
 			w->mapped++;
 			if (set_add(&w->set, pfn)) {

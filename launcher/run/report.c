@@ -79,10 +79,6 @@ static bool listed(const struct report_opts *o, const struct proc_info *p, long 
 	return o->all_processes || p->peak_merging * page >= FOLD_BELOW_BYTES;
 }
 
-static bool survived(const struct child *c, const struct proc_info *p)
-{
-	return survivor(p, c->pid);
-}
 
 /* The parent a process had when it merged: after a reparenting it is ksm-run. */
 static pid_t shown_ppid(const struct proc_info *p)
@@ -119,7 +115,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->listed++;
 		if (s->procs[i].peak_merging * fg->page >= FOLD_BELOW_BYTES)
 			fg->merged++;
-		if (survived(c, &s->procs[i]))
+		if (survivor(&s->procs[i], c->pid))
 			fg->survivors++;
 		fg->ended += s->procs[i].ended_by != 0;
 		fg->killed += s->procs[i].ended_by == SIGKILL;
@@ -201,7 +197,7 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	json_str(f, s->frames_error ? strerror(-s->frames_error) : NULL);
 	fputs("},\"survivors\":[", f);
 	for (int i = 0, k = 0; i < s->nprocs; i++)
-		if (survived(c, &s->procs[i]))
+		if (survivor(&s->procs[i], c->pid))
 			fprintf(f, "%s%d", k++ ? "," : "", (int)s->procs[i].pid);
 	fprintf(f, "],\"ended_survivors\":%d,\"killed_survivors\":%d", fg->ended, fg->killed);
 	fputs(",\"processes\":[", f);
@@ -313,7 +309,7 @@ static void write_survivors(FILE *f, const struct sampler *s, const struct child
 	fprintf(f, "  WARNING: %d process%s of the command's tree still running (ksm-run does not wait for "
 		"them; KSM stays on for them):", fg->survivors, fg->survivors == 1 ? "" : "es");
 	for (int i = 0; i < s->nprocs && shown < 10; i++)
-		if (survived(c, &s->procs[i])) {
+		if (survivor(&s->procs[i], c->pid)) {
 			fprintf(f, " %d (%s)", (int)s->procs[i].pid, printable(s->procs[i].comm));
 			shown++;
 		}

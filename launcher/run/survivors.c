@@ -49,36 +49,36 @@ static int signal_survivors(struct sampler *s, pid_t main, int sig)
 	return n;
 }
 
+/* Reaps until no survivor is left, for at most MS; true when none is. */
+static bool wait_gone(struct sampler *s, pid_t main, int ms)
+{
+	const struct timespec tick = { 0, 10 * 1000000L };
+
+	for (int waited = 0;; waited += 10) {
+		int left = 0;
+
+		reap();
+		for (int i = 0; i < s->nprocs; i++)
+			left += survivor(&s->procs[i], main);
+		if (!left)
+			return true;
+		if (waited >= ms)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+}
+
 int survivors_end(struct sampler *s, pid_t main)
 {
-	const struct timespec tick = { 0, 100 * 1000000L };
 	int n;
 
 	sample_tick(s);
 	if (!(n = signal_survivors(s, main, SIGTERM)))
 		return 0;
-	for (int waited = 0; waited < KILL_AFTER_MS; waited += 100) {
-		int left = 0;
-
-		reap();
-		for (int i = 0; i < s->nprocs; i++)
-			left += survivor(&s->procs[i], main);
-		if (!left)
-			return n;
-		nanosleep(&tick, NULL);
-	}
-	signal_survivors(s, main, SIGKILL);
-	/* KILL takes effect when the process next runs: wait for it (1 s at most). */
-	for (int waited = 0; waited < 1000; waited += 10) {
-		const struct timespec short_tick = { 0, 10 * 1000000L };
-		int left = 0;
-
-		reap();
-		for (int i = 0; i < s->nprocs; i++)
-			left += survivor(&s->procs[i], main);
-		if (!left)
-			break;
-		nanosleep(&short_tick, NULL);
+	if (!wait_gone(s, main, KILL_AFTER_MS)) {
+		signal_survivors(s, main, SIGKILL);
+		/* KILL takes effect when the process next runs: wait for it (1 s at most). */
+		wait_gone(s, main, 1000);
 	}
 	return n;
 }

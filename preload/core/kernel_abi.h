@@ -18,6 +18,14 @@
 
 #define KSM_SYSFS_DIR "/sys/kernel/mm/ksm"
 
+/* /proc/PID/pagemap entries (Documentation/admin-guide/mm/pagemap.rst). */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_FILE_OR_SHARED (1ULL << 61)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+/* The /proc/kpageflags bit of a KSM page. */
+#define KPF_KSM 21
+
 /*
  * sizeof(struct ksm_rmap_item): ksmd keeps one per page it tracks, and
  * general_profit subtracts them (64 bytes on 64-bit kernels).
