@@ -174,14 +174,17 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	# ksmd's CPU over the interval from the second line on.
 	[ "$(head -n 1 "$out" | jq .ksmd_cpu_percent)" = null ]
 	[ "$(sed -n 2p "$out" | jq '.ksmd_cpu_percent | type')" = '"number"' ]
-	# TERM too; the default interval is 2 s.
-	"$KSM_RUN" --status --watch >"$out" &
+	# TERM too; the default interval is 2 s. A new file: the old one is
+	# not empty until the child truncates it, and a TERM before the child
+	# has blocked it would kill it (143).
+	local out2=$BATS_TEST_TMPDIR/watch-term.json
+	"$KSM_RUN" --status --watch >"$out2" &
 	pid=$!
 	WATCH_PID=$pid
-	wait_until 10 test -s "$out"
+	wait_until 10 test -s "$out2"
 	kill -TERM $pid
 	wait $pid
-	[ "$(jq .interval "$out")" = 2 ]
+	[ "$(jq .interval "$out2")" = 2 ]
 	# A reader that goes away ends it quietly.
 	run -0 --separate-stderr sh -c '"$1" --status --watch=0.1 | head -n 2 >/dev/null' sh "$KSM_RUN"
 	[ -z "$stderr" ]
