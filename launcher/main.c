@@ -5,10 +5,12 @@
  *   run/    running a command (also --profile, which runs one)
  *   eval/   evaluating workloads without KSM (--estimate, --profile's advice)
  *   host/   the machine's KSM: knobs, their shared state, the one tuner, --daemon, --status
+ *   attach/ processes that already run: --attach and --detach, from outside (ptrace)
  *   common/ messages, JSON, numbers, /proc
  */
 #include <string.h>
 
+#include "attach/attach.h"
 #include "eval/estimate.h"
 #include "host/daemon.h"
 #include "host/election.h"
@@ -40,6 +42,9 @@ int main(int argc, char **argv)
 		return election_restore_cmd();
 	case ACT_DAEMON:
 		return daemon_main(&o);
+	case ACT_ATTACH:
+	case ACT_DETACH:
+		return attach_main(&o);
 	case ACT_RUN:
 	case ACT_PROFILE:
 		break;

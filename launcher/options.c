@@ -24,7 +24,7 @@ enum {
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
-	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS,
+	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_ATTACH, O_DETACH, O_NO_WAIT,
 };
 
 /* --watch's interval when it is given without one. */
@@ -64,6 +64,9 @@ static const struct option base_opts[] = {
 	{ "watch", optional_argument, NULL, O_WATCH },
 	{ "restore", no_argument, NULL, O_RESTORE },
 	{ "estimate", required_argument, NULL, O_ESTIMATE },
+	{ "attach", required_argument, NULL, O_ATTACH },
+	{ "detach", required_argument, NULL, O_DETACH },
+	{ "no-wait", no_argument, NULL, O_NO_WAIT },
 	{ "settle", required_argument, NULL, O_SETTLE },
 	{ "profile", no_argument, NULL, O_PROFILE },
 	{ "threshold", required_argument, NULL, O_THRESHOLD },
@@ -87,6 +90,8 @@ static void usage(FILE *f)
 "Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
 "       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
+"       ksm-run --attach=TARGET [--no-wait] [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
+"       ksm-run --detach=TARGET [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
 "       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
 "                        [--metrics-file=PATH]\n"
 "       ksm-run --status [--json] [--watch[=SECONDS]] | --restore | --help | --version\n"
@@ -130,6 +135,14 @@ static void usage(FILE *f)
 "  --max-cpu=PCT   hold ksmd under PCT%% of one core (50; 0: no ceiling)\n"
 "  --min-profit=SIZE  slow to the minimum when less than SIZE is saved per\n"
 "                  percent of a core that ksmd uses, for 5 minutes (16M; 0: never)\n"
+"Processes that already run (x86_64; root, or their user where ptrace is allowed):\n"
+"  --attach=TARGET     enable KSM in them from outside, then follow them like a\n"
+"                      command until they end or INT/TERM; TARGET: PID[,PID]...\n"
+"                      or cgroup:PATH.  Process-wide (the prctl) by default; with\n"
+"                      --allow, --deny or --min-size: madvise of the regions chosen now\n"
+"  --no-wait           with --attach: enable, print the result and exit\n"
+"  --detach=TARGET     the reverse: the prctl off (which unmerges), or\n"
+"                      MADV_UNMERGEABLE on the regions chosen\n"
 "Evaluating a workload:\n"
 "  --estimate=TARGET   predict the savings of running processes without KSM;\n"
 "                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
@@ -138,7 +151,8 @@ static void usage(FILE *f)
 "                      allow list from what merged\n"
 "  --threshold=PCT     with --profile: keep this share of the merged memory (95)\n"
 "Exit status: the command's; 125 ksm-run failed; 126 COMMAND cannot run;\n"
-"127 COMMAND not found; the command's signal is re-raised.\n");
+"127 COMMAND not found; --attach, --detach: 0 all handled, 1 some refused;\n"
+"the command's signal is re-raised.\n");
 }
 
 /* The option table: the base options, then the knob aliases. */
@@ -286,7 +300,8 @@ static void list_knobs(void)
 static void set_action(struct opts *o, enum action a, const char *opt)
 {
 	if (o->action != ACT_RUN && o->action != a)
-		die("%s cannot be combined with --estimate, --profile, --status, --restore or --daemon", opt);
+		die("%s cannot be combined with --estimate, --profile, --status, --restore, --daemon, "
+		    "--attach or --detach", opt);
 	o->action = a;
 }
 
@@ -321,6 +336,9 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); o->estimate = arg; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
 	case O_PROFILE: set_action(o, ACT_PROFILE, "--profile"); break;
+	case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); o->attach = arg; break;
+	case O_DETACH: set_action(o, ACT_DETACH, "--detach"); o->attach = arg; break;
+	case O_NO_WAIT: o->no_wait = true; break;
 	case O_THRESHOLD:
 		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)
 			die("--threshold=%s: not a percentage in (0, 100]", arg);
@@ -408,7 +426,8 @@ static void check_host_figures(const struct opts *o)
 {
 	if (o->watch && o->action != ACT_STATUS)
 		die("--watch goes with --status (ksm-run --status --watch[=SECONDS])");
-	if (o->metrics_file && o->action != ACT_DAEMON && o->action != ACT_RUN && o->action != ACT_PROFILE)
+	if (o->metrics_file && o->action != ACT_DAEMON && o->action != ACT_RUN && o->action != ACT_PROFILE &&
+	    o->action != ACT_ATTACH)
 		die("--metrics-file goes with --daemon or a command's run (ksm-run --metrics-file=PATH -- COMMAND), "
 		    "not --estimate, --status or --restore");
 }
@@ -459,8 +478,12 @@ static const char *option_for(const struct opts *o, const char *var, const char 
 
 static const char *setting_get(void *ctx, const char *var)
 {
-	const char *option, *v = option_for(ctx, var, &option);
+	const struct opts *o = ctx;
+	const char *option, *v = option_for(o, var, &option);
 
+	/* --attach and --detach judge other processes: ksm-run's own environment is not theirs. */
+	if (o->action == ACT_ATTACH || o->action == ACT_DETACH)
+		return v;
 	return v ? v : getenv(var);
 }
 
@@ -478,6 +501,42 @@ static void check_library_settings(struct opts *o)
 
 	if (config_load(&o->lib, &src, why, sizeof why))
 		die("%s", why);
+}
+
+/*
+ * --attach and --detach act on processes that run: no command, no library
+ * options, TARGET without "all"; --detach changes no knob.
+ */
+static void check_attach(struct opts *o, char **cmd)
+{
+	const char *opt = o->action == ACT_ATTACH ? "--attach" : "--detach";
+	char items[4096], *save = NULL;
+
+	if (*cmd)
+		die("%s acts on processes that already run and takes no command ('%s')", opt, cmd[0]);
+	snprintf(items, sizeof items, "%s", o->attach);
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save))
+		if (!strcmp(it, "all"))
+			die("%s=%s: 'all' is not accepted (every process of the machine); give PIDs or "
+			    "cgroup:PATH", opt, o->attach);
+	if (o->preload || o->no_preload || o->no_inherit || o->rescan || o->log || o->end_survivors)
+		die("%s cannot take --preload, --no-preload, --no-inherit, --rescan-ms, --log or "
+		    "--end-survivors: no library is loaded into the targets", opt);
+	if (o->mode && strcmp(o->mode, "prctl") && strcmp(o->mode, "madvise"))
+		die("%s --mode=%s: accepted are prctl (the default) and madvise", opt, o->mode);
+	if (o->mode && !strcmp(o->mode, "prctl") && (o->allow || o->deny || o->min_size))
+		die("%s --mode=prctl is process-wide: it cannot take --allow, --deny or --min-size", opt);
+	if (o->action == ACT_DETACH && (o->knobs.n || o->no_tune || o->keep || o->strict || o->take_over ||
+					o->report_file || o->report_all || o->quiet || o->metrics_file))
+		die("--detach changes no knob and writes no report: it cannot take knob, tuning or report options");
+	if (o->action == ACT_ATTACH && o->no_wait && (o->knobs.n || o->no_tune || o->keep || o->strict ||
+						       o->take_over || o->report_file || o->report_all ||
+						       o->metrics_file))
+		die("--attach --no-wait only enables: it cannot take knob, tuning or report options");
+	if (!o->mode && !o->allow && !o->deny && !o->min_size)
+		o->mode = "prctl";
+	check_knob_combination(o);
+	check_library_settings(o);
 }
 
 char **options_parse(int argc, char **argv, struct opts *o)
@@ -498,6 +557,8 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		take_option(o, c, idx, optarg);
 	}
 	cmd = argv + optind;
+	if (o->no_wait && o->action != ACT_ATTACH)
+		die("--no-wait goes with --attach (--detach never waits)");
 	check_host_figures(o);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
@@ -507,5 +568,7 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		check_knob_combination(o);
 		check_library_settings(o);
 	}
+	if (o->action == ACT_ATTACH || o->action == ACT_DETACH)
+		check_attach(o, cmd);
 	return cmd;
 }

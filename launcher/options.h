@@ -11,7 +11,7 @@
 #include "config.h"
 #include "host/knobs.h"
 
-enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON };
+enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON, ACT_ATTACH, ACT_DETACH };
 
 struct opts {
 	enum action action;
@@ -19,6 +19,8 @@ struct opts {
 	const char *mode, *allow, *deny, *min_size, *rescan, *log;
 	bool no_inherit;
 	const char *preload, *report_file, *estimate;
+	const char *attach;             /* --attach or --detach: the TARGET */
+	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;
 	double interval, settle, threshold;
 	bool user_rate;                 /* a rate knob was given: no default tuning */

@@ -28,6 +28,17 @@ long long candidate_trees(const pid_t *roots, int n)
 	return kb * 1024 / sysconf(_SC_PAGESIZE);
 }
 
+long long candidate_targets(const pid_t *pids, int n)
+{
+	long long kb = 0;
+
+	for (int i = 0; i < n; i++) {
+		add_rss(pids[i], 0, &kb);
+		proc_walk_tree(pids[i], add_rss, &kb);
+	}
+	return kb * 1024 / sysconf(_SC_PAGESIZE);
+}
+
 long long candidate_process_kb(pid_t pid, const struct ksmenable_stat *st)
 {
 	long long v;

@@ -13,6 +13,9 @@
 /* Of every descendant of the ROOTS (ksm-run instances, subreapers of their commands): pages. */
 long long candidate_trees(const pid_t *roots, int n);
 
+/* Of the processes PIDS themselves and their descendants (--attach's targets): pages. */
+long long candidate_targets(const pid_t *pids, int n);
+
 /*
  * The one rule of what counts: a process whose ksm_stat ST says the
  * process-wide flag, mergeable regions or pages ksmd tracks; its present

@@ -202,6 +202,8 @@ static void measure(struct host_tuner *h, const struct election_news *news, cons
 		h->candidate = candidate_host(&h->candidate_procs);
 	} else {
 		h->candidate = candidate_trees(news->roots, news->users);
+		if (h->ntargets && h->candidate >= 0)
+			h->candidate += candidate_targets(h->targets, h->ntargets);
 		h->candidate_procs = -1;
 	}
 	if (h->cfg.adapt_to_pressure)

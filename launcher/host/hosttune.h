@@ -52,6 +52,10 @@ struct host_tuner {
 	pid_t tuner_pid;                /* who tuned at the last tick; 0 nobody */
 	bool tuner_daemon;              /* a daemon is registered: it is the tuner */
 	unsigned long decisions;        /* the policy's changes while this instance tuned */
+	/* --attach: the processes attached to, not descendants of any instance:
+	 * their memory counts when this instance tunes (others do not see it). */
+	const pid_t *targets;
+	int ntargets;
 };
 
 /*

@@ -115,7 +115,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->listed++;
 		if (s->procs[i].peak_merging * fg->page >= FOLD_BELOW_BYTES)
 			fg->merged++;
-		if (survivor(&s->procs[i], c->pid))
+		if (!o->attached && survivor(&s->procs[i], c->pid))
 			fg->survivors++;
 		fg->ended += s->procs[i].ended_by != 0;
 		fg->killed += s->procs[i].ended_by == SIGKILL;
@@ -136,6 +136,8 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "none";
 	else
 		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded ? "unknown" : "none";
+	if (o->attached)
+		fg->covered_by = "attach";
 }
 
 static void write_json(FILE *f, const struct report_opts *o, const struct sampler *s,
@@ -148,13 +150,18 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 		json_str(f, *a);
 	}
 	fprintf(f, "],\"pid\":%d,\"exit\":{", (int)c->pid);
-	if (WIFSIGNALED(c->status))
+	if (o->attached) {
+		fputs("\"how\":\"attached\",\"ended\":", f);
+		json_str(f, o->attach_end);
+		fputs(",\"targets\":", f);
+		json_str(f, o->attached);
+	} else if (WIFSIGNALED(c->status))
 		fprintf(f, "\"how\":\"signaled\",\"code\":null,\"signal\":%d,\"signal_name\":\"%s\"",
 			WTERMSIG(c->status), sig_name(WTERMSIG(c->status)));
 	else
 		fprintf(f, "\"how\":\"exited\",\"code\":%d,\"signal\":null,\"signal_name\":null",
 			WEXITSTATUS(c->status));
-	fprintf(f, ",\"status\":%d},\"runtime_s\":%.3f", child_exit_status(c), fg->runtime);
+	fprintf(f, ",\"status\":%d},\"runtime_s\":%.3f", o->attached ? 0 : child_exit_status(c), fg->runtime);
 	fprintf(f, ",\"coverage\":{\"library_loaded\":%s,\"prctl_before_exec\":%s,\"covered_by\":\"%s\"}",
 		fg->lib_loaded ? "true" : "false", o->prctl_pre_exec ? "true" : "false", fg->covered_by);
 	fprintf(f, ",\"page_size\":%lld,\"system\":{", fg->page);
@@ -322,11 +329,15 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 	fputs("ksm-run: report\n  command:  ", f);
 	for (char **a = o->argv; *a; a++)
 		fprintf(f, "%s%s", a == o->argv ? "" : " ", printable(*a));
-	if (WIFSIGNALED(c->status))
+	if (o->attached)
+		fprintf(f, "\n  attached: %s\n  ended:    after %.2f s: %s\n", printable(o->attached),
+			fg->runtime, o->attach_end);
+	else if (WIFSIGNALED(c->status))
 		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(c->status)), fg->runtime);
 	else
 		fprintf(f, "\n  ended:    exit status %d after %.2f s\n", WEXITSTATUS(c->status), fg->runtime);
 	fprintf(f, "  enabled:  %s\n",
+		!strcmp(fg->covered_by, "attach") ? "by ksm-run --attach, from outside (see the lines above)" :
 		!strcmp(fg->covered_by, "library") ? "by libksmenable in the command" :
 		!strcmp(fg->covered_by, "prctl") ? (fg->lib_loaded ? "by the prctl (libksmenable loaded)" :
 			"by the prctl before exec only: libksmenable did not load (static, setuid, or cleared environment)") :

@@ -23,6 +23,9 @@ struct report_opts {
 	const struct profile *profile;  /* --profile: its table and advice */
 	bool left_over;                 /* the counters were left over when ksm-run started */
 	bool all_processes;             /* --report-all: also the rows that never merged */
+	/* --attach: the processes attached to ("1234 (python3), ...") and how the
+	 * supervision ended; then there is no command, and C's status means nothing. */
+	const char *attached, *attach_end;
 };
 
 /* 0, or -1 when the report could not be written. */

@@ -27,6 +27,7 @@
 #include "run/channel.h"
 #include "run/child.h"
 #include "run/elf.h"
+#include "run/jointune.h"
 #include "run/preload.h"
 #include "run/report.h"
 #include "run/runmetrics.h"
@@ -117,48 +118,6 @@ static const char *plain_name_of(const char *cmd)
 		name[n++] = *p > ' ' && *p <= '~' ? *p : '_';
 	name[n] = '\0';
 	return n ? name : "-";
-}
-
-/*
- * The knobs: the user's, the default tuning's and run=1, written only where
- * they differ from now.  Without the right to write, one warning per knob,
- * and no tuning.  Otherwise this run joins the machine's tuning (the saved
- * values, the one tuner: election.h), or with --keep-knobs tunes alone.
- */
-static void set_knobs(struct run *r)
-{
-	struct knob_set all, todo = { 0 };
-	char val[KNOB_VALUE_MAX];
-	const struct opts *o = r->o;
-	int bad = 0, err = 0;
-
-	tune_defaults(&r->host.cfg);
-	r->host.user_rate = o->user_rate;
-	r->host.no_tune = o->no_tune;
-	r->host.take_over = o->take_over;
-	snprintf(r->host.m.name, sizeof r->host.m.name, "%.31s", plain_name_of(r->cmd[0]));
-	host_tuner_plan(&r->host, &o->knobs, now_s(), &all);
-	for (int i = 0; i < all.n; i++)
-		if (knob_read(all.k[i].name, val, sizeof val) || strcmp(val, all.k[i].value))
-			knob_put(&todo, all.k[i].name, all.k[i].value);
-	for (int i = 0; i < todo.n; i++)
-		if (!knob_probe_writable(todo.k[i].name, &err)) {
-			msg("cannot set %s=%s: %s%s", todo.k[i].name, todo.k[i].value,
-			    strerror(err), knob_write_hint(todo.k[i].name, err));
-			bad++;
-		}
-	if (bad && o->strict)
-		die("--strict: %d knob%s cannot be written; nothing was run", bad, bad > 1 ? "s" : "");
-	if (bad || (!todo.n && !election_state_exists() && geteuid() != 0)) {
-		r->host.policy.phase = TUNE_OFF;
-		return;
-	}
-	if (o->keep) {
-		host_tuner_alone(&r->host, &all);
-		return;
-	}
-	if (host_tuner_join(&r->host, &all) && o->strict)
-		die("--strict: the knobs could not all be set; nothing was run");
 }
 
 /* Where the library in the command writes its exit lines (a path of the user's, or ours). */
@@ -314,7 +273,7 @@ int run_command(const struct opts *o, char **cmd)
 	/* From here on, the forwarded signals wait until the knobs are restored. */
 	if ((err = child_prepare_signals()))
 		die_errno(-err, "cannot block signals");
-	set_knobs(&r);
+	run_join_tuning(&r.host, o, plain_name_of(r.cmd[0]));
 	open_report_channel(&r);
 	export_settings(&r);
 	if (start_command(&r))

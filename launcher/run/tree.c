@@ -190,7 +190,7 @@ static void count_frames(struct sampler *s)
 	pid_t *pids;
 	int n = 0, err;
 
-	cand = candidate_trees(&s->root, 1);
+	cand = candidate_trees(&s->root, 1) + candidate_targets(s->targets, s->ntargets);
 	if (cand > s->candidate_peak)
 		s->candidate_peak = cand;
 	for (int i = 0; i < s->nprocs; i++)
@@ -267,6 +267,12 @@ void sample_tick(struct sampler *s)
 	for (int i = 0; i < s->nprocs; i++)
 		s->procs[i].alive = false;
 	proc_walk_tree(s->root, visit, s);
+	for (int i = 0; i < s->ntargets; i++) {
+		struct proc_stat st;
+
+		if (proc_stat_read(s->targets[i], &st) == 0 && visit(s->targets[i], st.ppid, s) == 0)
+			proc_walk_tree(s->targets[i], visit, s);
+	}
 	read_lib_lines(s);
 	count_frames(s);
 }

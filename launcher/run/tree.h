@@ -51,6 +51,9 @@ struct sampler {
 	long long frames_merging;      /* the tree's merged pages then */
 	long long candidate_peak;      /* the tree's candidate memory, pages (candidate.c) */
 	pid_t root;
+	/* --attach: processes followed with their trees, though not ROOT's descendants. */
+	const pid_t *targets;
+	int ntargets;
 	/* pid -> index into procs: open addressing, a power of two. */
 	int *index;
 	size_t index_cap;

@@ -1,0 +1,274 @@
+/*
+ * attach.c: ksm-run --attach=TARGET and --detach=TARGET, as a recipe.
+ *
+ * The targets are resolved and the knobs joined before any process is
+ * touched (a bad target or, with --strict, a knob that cannot be written
+ * is refused with 125 while nothing has changed).  Each target is then
+ * handled alone with every signal ksm-run can block blocked, so that no
+ * handler of ours runs while a target is stopped with our registers in
+ * it.  Afterwards --attach follows the targets as a command's run follows
+ * its command: samples, the machine's tuning, the report, until every
+ * target has ended or ksm-run gets INT or TERM (the targets go on, KSM
+ * still on in them).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/attach.h"
+#include "attach/target.h"
+#include "common/files.h"
+#include "common/human.h"
+#include "common/json.h"
+#include "common/msg.h"
+#include "common/procfs.h"
+#include "eval/targets.h"
+#include "host/hosttune.h"
+#include "host/knobs.h"
+#include "run/child.h"
+#include "run/jointune.h"
+#include "run/report.h"
+#include "run/runmetrics.h"
+#include "run/tree.h"
+#include "selection.h"
+
+struct attach_run {
+	const struct opts *o;
+	struct pid_list targets;
+	struct target_result *res;
+	pid_t *handled;                 /* the targets enabled or already so */
+	int nhandled, nrefused;
+	struct host_tuner host;
+	struct sampler s;
+	double t0;
+	char list[1024];                /* "1234 (python3), ..." for the report */
+};
+
+static const char *outcome_word(const struct target_result *r, bool disable)
+{
+	switch (r->outcome) {
+	case TARGET_DONE: return disable ? "disabled" : "enabled";
+	case TARGET_ALREADY: return disable ? "already disabled" : "already enabled";
+	case TARGET_REFUSED: break;
+	}
+	return "refused";
+}
+
+static const char *yes_no(int v)
+{
+	return v == 1 ? "yes" : v == 0 ? "no" : "unknown";
+}
+
+static void print_line(const struct target_result *r, const struct target_plan *p)
+{
+	printf("%d (%s): %s", (int)r->pid, r->comm, outcome_word(r, p->disable));
+	if (r->outcome == TARGET_REFUSED) {
+		printf(": %s\n", r->why);
+		return;
+	}
+	if (r->outcome == TARGET_DONE) {
+		if (p->process_wide)
+			printf(", process-wide (prctl)");
+		else
+			printf(", %d region%s (%s) %s", r->regions, r->regions == 1 ? "" : "s",
+			       human_bytes((long long)r->bytes, false), p->disable ? "made unmergeable" : "advised");
+		if (p->process_wide && r->regions)
+			printf(", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
+			       human_bytes((long long)r->bytes, false));
+		printf("; stopped %.2f ms", r->stopped_s * 1e3);
+		if (r->restarted)
+			printf(" (its interrupted call restarted)");
+	}
+	printf("; ksm_merge_any %s, ksm_mergeable %s\n", yes_no(r->merge_any), yes_no(r->mergeable));
+}
+
+static void print_json(const struct attach_run *a, const struct target_plan *p)
+{
+	printf("{\"action\":\"%s\",\"form\":\"%s\",\"targets\":[", p->disable ? "detach" : "attach",
+	       p->process_wide ? "prctl" : "madvise");
+	for (size_t i = 0; i < a->targets.n; i++) {
+		const struct target_result *r = &a->res[i];
+
+		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)r->pid);
+		json_str(stdout, r->comm);
+		printf(",\"result\":\"%s\",\"reason\":", outcome_word(r, p->disable));
+		json_str(stdout, r->outcome == TARGET_REFUSED ? r->why : NULL);
+		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
+		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->calls,
+		       r->regions, r->bytes, r->restarted ? "true" : "false");
+		json_tristate(stdout, r->merge_any);
+		fputs(",\"ksm_mergeable\":", stdout);
+		json_tristate(stdout, r->mergeable);
+		fputc('}', stdout);
+	}
+	printf("],\"handled\":%d,\"refused\":%d}\n", a->nhandled, a->nrefused);
+}
+
+static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
+{
+	static const struct selector_list none;
+
+	p->disable = o->action == ACT_DETACH;
+	p->process_wide = config_coverage(&o->lib) == COVER_PROCESS;
+	sel->allow = o->lib.allow ? o->lib.allow : &selector_all;
+	sel->deny = o->lib.deny ? o->lib.deny : &none;
+	sel->min_size = o->lib.min_size;
+	p->sel = sel;
+}
+
+/* Each target in turn, with ksm-run's signals held while it is stopped. */
+static void handle_targets(struct attach_run *a, const struct target_plan *p)
+{
+	sigset_t all, old;
+
+	a->res = xcalloc(a->targets.n, sizeof *a->res);
+	a->handled = xcalloc(a->targets.n, sizeof *a->handled);
+	sigfillset(&all);
+	for (size_t i = 0; i < a->targets.n; i++) {
+		struct target_result *r = &a->res[i];
+		size_t len = strlen(a->list);
+
+		sigprocmask(SIG_BLOCK, &all, &old);
+		target_apply(a->targets.pids[i], p, r);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (r->outcome == TARGET_REFUSED) {
+			a->nrefused++;
+		} else {
+			a->handled[a->nhandled++] = r->pid;
+			snprintf(a->list + len, sizeof a->list - len, "%s%d (%s)", len ? ", " : "", (int)r->pid, r->comm);
+		}
+		if (!a->o->json)
+			print_line(r, p);
+	}
+	if (a->o->json)
+		print_json(a, p);
+	fflush(stdout);
+}
+
+static bool any_alive(const struct attach_run *a)
+{
+	struct proc_stat st;
+
+	for (int i = 0; i < a->nhandled; i++)
+		if (proc_stat_read(a->handled[i], &st) == 0 && st.state != 'Z' && st.state != 'X')
+			return true;
+	return false;
+}
+
+/*
+ * As a command's run: a sample every --interval, the tuning looked after
+ * every second.  INT and TERM are taken by sigtimedwait between ticks:
+ * they end the supervision, not the targets.
+ */
+static int supervise(struct attach_run *a, sigset_t *stops)
+{
+	double next_sample = 0, now;
+	int sig = 0;
+
+	while (any_alive(a)) {
+		struct timespec ts;
+		double wait;
+
+		now = now_s();
+		if (now >= next_sample) {
+			sample_tick(&a->s);
+			if (a->o->metrics_file)
+				run_metrics_write(a->o->metrics_file, &a->host, &a->s);
+			next_sample = now + a->o->interval;
+		} else {
+			counters_sample(&a->s.last, a->s.ksmd);
+		}
+		host_tuner_tick(&a->host, &a->s.first, &a->s.last);
+		wait = next_sample - now_s() < 1.0 ? next_sample - now_s() : 1.0;
+		if (wait < 0.01)
+			wait = 0.01;
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+		if ((sig = sigtimedwait(stops, NULL, &ts)) > 0)
+			break;
+		sig = 0;
+	}
+	sample_tick(&a->s);
+	if (a->o->metrics_file)
+		unlink(a->o->metrics_file);
+	return sig;
+}
+
+static void finish(struct attach_run *a, int sig)
+{
+	struct knob_set in_force;
+	struct child c = { .start = a->t0, .end = now_s() };
+	char tuning[1024], end[160], spec[512];
+	char *argv[] = { "ksm-run", spec, NULL };
+
+	knobs_read_all(&in_force);
+	if (host_tuner_leave(&a->host))
+		msg("the knobs could not all be restored: see `ksm-run --status`");
+	if (a->o->quiet)
+		return;
+	snprintf(spec, sizeof spec, "--attach=%s", a->o->attach);
+	if (sig)
+		snprintf(end, sizeof end, "ksm-run got %s: the targets go on, KSM still on in them",
+			 sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else
+		snprintf(end, sizeof end, "every target has ended");
+	struct report_opts ro = {
+		.json = a->o->json, .file = a->o->report_file, .argv = argv,
+		.knobs = &in_force, .tuning = host_tuner_summary(&a->host, tuning, sizeof tuning),
+		.left_over = a->host.left_over_at_start, .all_processes = a->o->report_all,
+		.attached = a->list, .attach_end = end,
+	};
+	report_write(&ro, &a->s, &c);
+}
+
+int attach_main(const struct opts *o)
+{
+	static struct attach_run a;
+	struct target_plan plan;
+	struct selection sel;
+	sigset_t stops;
+	char why[512];
+	int sig;
+
+	a.o = o;
+	make_plan(o, &plan, &sel);
+	if (targets_resolve(o->attach, &a.targets, why, sizeof why))
+		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->attach, why);
+	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &stops, NULL))
+		die_errno(errno, "cannot block signals");
+	signal(SIGPIPE, SIG_IGN);
+	/* The stops are polled every 10 us: the default slack of 50 us would stretch them. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	bool follow = !plan.disable && !o->no_wait;
+
+	if (follow) {
+		a.host.targets = a.handled;
+		run_join_tuning(&a.host, o, "attach");
+	}
+	a.t0 = now_s();
+	if (follow)
+		sample_init(&a.s, getpid(), NULL, NULL, NULL);
+	handle_targets(&a, &plan);
+	if (follow) {
+		a.host.targets = a.handled;
+		a.host.ntargets = a.nhandled;
+		a.s.targets = a.handled;
+		a.s.ntargets = a.nhandled;
+		if (a.nhandled) {
+			sig = supervise(&a, &stops);
+			finish(&a, sig);
+		} else if (host_tuner_leave(&a.host)) {
+			msg("the knobs could not all be restored: see `ksm-run --status`");
+		}
+	}
+	return a.nrefused ? 1 : 0;
+}

@@ -1,0 +1,539 @@
+/*
+ * inject.c: one thread of another process runs system calls for us.
+ *
+ * The sequence, and why each step is there:
+ *  1. PTRACE_SEIZE (no stop, no signal sent) and PTRACE_INTERRUPT: the
+ *     thread stops in the kernel's signal path, before it would go back to
+ *     user space.  A call it was blocked in has been interrupted and holds
+ *     its restart code (-ERESTARTSYS, ...) in the result register; nothing
+ *     has restarted it yet.  Signals that arrive are delivered as they come.
+ *  2. Its registers are saved; it is pointed at a `syscall` instruction
+ *     already mapped (the one it was blocked at, or one in the vDSO or a
+ *     library: any 0f 05 in executable memory will do), with our call's
+ *     number and arguments and no system call of its own in progress
+ *     (orig_rax -1, so the kernel restarts nothing of ours), and run to the
+ *     call's exit stop with PTRACE_SYSCALL.
+ *  3. Its registers are put back exactly, and it is stopped once more by
+ *     PTRACE_INTERRUPT on its way out of that call: that stop is again in
+ *     the signal path, so when it is let go the kernel itself restarts the
+ *     interrupted call (or delivers a signal that came, with the right
+ *     restart rules), just as after any stop of a debugger.  Restoring at
+ *     the exit stop and letting go from there would hand it -ERESTARTSYS.
+ * Some calls the kernel does not restart after a stop: epoll_wait and its
+ * kin, semop, sigtimedwait fail with EINTR after any stop, even with no
+ * signal handler (signal(7)).  Such a call that was interrupted by the stop
+ * alone (no signal pending for it) is restarted here instead, from its
+ * `syscall` instruction with its arguments, which the kernel keeps in
+ * place: the program never sees that EINTR (a timeout of its own starts
+ * again, so it can only end later).
+ * A signal that arrives while our registers are in place is not delivered
+ * on them: its registers go back first, then it is delivered, and the call
+ * is tried again from a fresh stop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/inject.h"
+#include "common/files.h"
+
+#if defined(__x86_64__)
+#include <sys/user.h>
+
+#define USER_CS_64 0x33          /* the code segment of 64-bit user space */
+#define SYSCALL_INSN "\x0f\x05"
+#define MAX_RETRIES 8            /* signals that come in the way of one call */
+#define STOP_TIMEOUT_S 5.0
+
+_Static_assert(sizeof(struct user_regs_struct) <= sizeof(((struct inject *)0)->saved),
+	       "room for the registers");
+
+bool inject_supported(void)
+{
+	return true;
+}
+
+static struct user_regs_struct *saved_regs(struct inject *in)
+{
+	return (struct user_regs_struct *)(void *)in->saved;
+}
+
+enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_TIMEOUT, STOP_ERROR };
+
+/*
+ * Waits for the thread's next stop, up to STOP_TIMEOUT_S: polled every
+ * 10 us for 10 ms, then less often, since ksm-run holds its signals
+ * blocked (no SIGCHLD, no alarm) and a stop comes within microseconds.  *SIG: the signal of a
+ * signal-delivery or group stop.
+ */
+static enum stop_kind wait_stop(struct inject *in, int *sig)
+{
+	double start = now_s(), deadline = start + STOP_TIMEOUT_S;
+	long pause_ns = 10000;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(in->tid, &st, __WALL | WNOHANG);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return errno == ECHILD ? STOP_GONE : STOP_ERROR;
+		if (r == in->tid)
+			break;
+		if (now_s() > deadline)
+			return STOP_TIMEOUT;
+		nanosleep(&(struct timespec){ 0, pause_ns }, NULL);
+		if (pause_ns < 1000000 && now_s() - start > 0.01)
+			pause_ns *= 2;
+	}
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		in->seized = in->stopped = false;
+		return STOP_GONE;
+	}
+	in->stopped = true;
+	in->last_sig = *sig = WSTOPSIG(st);
+	if (st >> 16 == PTRACE_EVENT_STOP)
+		in->last_stop = *sig == SIGTRAP ? STOP_TRAP : STOP_GROUP;
+	else if (*sig == (SIGTRAP | 0x80))
+		in->last_stop = STOP_SYSCALL;
+	else
+		in->last_stop = STOP_SIGNAL;
+	return in->last_stop;
+}
+
+/* Resumes it with REQUEST (PTRACE_CONT, PTRACE_SYSCALL) and signal SIG. */
+static int resume(struct inject *in, int request, int sig)
+{
+	if (ptrace(request, in->tid, 0, (void *)(long)sig))
+		return -errno;
+	in->stopped = false;
+	return 0;
+}
+
+/*
+ * Waits for the interrupt's stop, delivering signals that come first as
+ * they would have been.  0; -ESRCH gone; -EBUSY stopped by job control.
+ */
+static int wait_trap(struct inject *in, char *why, size_t whylen)
+{
+	int sig, err;
+
+	for (;;) {
+		switch (wait_stop(in, &sig)) {
+		case STOP_TRAP:
+			return 0;
+		case STOP_SIGNAL:
+			in->signals_passed++;
+			if ((err = resume(in, PTRACE_CONT, sig)))
+				return err;
+			continue;
+		case STOP_GROUP:
+			snprintf(why, whylen, "it is stopped by job control (%s); it was not touched",
+				 strsignal(sig));
+			return -EBUSY;
+		case STOP_GONE:
+			snprintf(why, whylen, "it ended while it was being attached to");
+			return -ESRCH;
+		case STOP_TIMEOUT:
+			snprintf(why, whylen, "it did not stop within %.0f s (in uninterruptible sleep?)",
+				 STOP_TIMEOUT_S);
+			return -ETIMEDOUT;
+		case STOP_SYSCALL:
+		case STOP_ERROR:
+			break;
+		}
+		snprintf(why, whylen, "an unexpected stop while attaching");
+		return -EPROTO;
+	}
+}
+
+/* Reads LEN bytes at ADDR of the thread's memory (it is ours to read while traced). */
+static bool read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len;
+}
+
+/* Calls that fail with EINTR after a stop though no handler runs (signal(7)). */
+static bool eintr_after_stop(long long nr)
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_rt_sigtimedwait:
+		return true;
+	}
+	return false;
+}
+
+/* Does a signal wait for the thread that it does not block? (/proc/TID/status) */
+static bool unblocked_signal_pending(pid_t tid)
+{
+	char path[64], text[4096], *p;
+	unsigned long long pnd = 0, shd = 0, blk = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (read_text(path, text, sizeof text))
+		return true;             /* unknown: as if one did */
+	if ((p = strstr(text, "\nSigPnd:")))
+		pnd = strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nShdPnd:")))
+		shd = strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nSigBlk:")))
+		blk = strtoull(p + 8, NULL, 16);
+	return ((pnd | shd) & ~blk) != 0;
+}
+
+/*
+ * The registers to leave it with: its own, except that a call that the
+ * stop alone made fail with EINTR goes back to its `syscall` instruction
+ * (rip - 2 after it) to run again, as if it had never been interrupted.
+ * The handler path cannot be mistaken for it: a handler's frame sets rax
+ * to 0, and sigreturn sets orig_rax to -1.
+ */
+static struct user_regs_struct regs_to_leave(struct inject *in)
+{
+	struct user_regs_struct r = *saved_regs(in);
+	unsigned char two[2];
+
+	if ((long long)r.orig_rax >= 0 && (long long)r.rax == -EINTR && eintr_after_stop((long long)r.orig_rax) &&
+	    in->last_stop != STOP_SIGNAL && !unblocked_signal_pending(in->tid) &&
+	    read_mem(in->tid, r.rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2)) {
+		r.rax = r.orig_rax;
+		r.rip -= 2;
+		r.orig_rax = (unsigned long long)-1;
+		in->restarted = true;
+	}
+	return r;
+}
+
+static int get_regs(struct inject *in, struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_GETREGS, in->tid, 0, r) ? -errno : 0;
+}
+
+static int set_regs(struct inject *in, const struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_SETREGS, in->tid, 0, (void *)r) ? -errno : 0;
+}
+
+/* The first 0f 05 in [LO, HI) of its memory, or 0. */
+static uint64_t find_insn_in(pid_t tid, uint64_t lo, uint64_t hi)
+{
+	static unsigned char buf[65536];
+
+	for (uint64_t a = lo; a + 1 < hi; a += sizeof buf - 1) {
+		size_t len = hi - a < sizeof buf ? (size_t)(hi - a) : sizeof buf;
+
+		if (!read_mem(tid, a, buf, len))
+			return 0;
+		for (size_t i = 0; i + 1 < len; i++)
+			if (buf[i] == 0x0f && buf[i + 1] == 0x05)
+				return a + i;
+	}
+	return 0;
+}
+
+/*
+ * A `syscall` instruction in the thread's executable memory: where it is
+ * blocked, if it is in a call; else in the vDSO, else in any executable
+ * mapping.  0 when there is none.
+ */
+static uint64_t find_syscall_insn(struct inject *in)
+{
+	struct user_regs_struct *r = saved_regs(in);
+	unsigned char two[2];
+	char path[64], line[512];
+	uint64_t found = 0;
+	FILE *f;
+
+	if (in->in_syscall && read_mem(in->tid, r->rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2))
+		return r->rip - 2;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)in->tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		rewind(f);
+		while (!found && fgets(line, sizeof line, f)) {
+			unsigned long long lo, hi;
+			char perms[8];
+
+			if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
+				continue;
+			if (pass == 0 && !strstr(line, "[vdso]"))
+				continue;
+			found = find_insn_in(in->tid, lo, hi);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
+{
+	struct user_regs_struct *r = saved_regs(in);
+	int err;
+
+	memset(in, 0, sizeof *in);
+	in->tid = tid;
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+		err = -errno;
+		snprintf(why, whylen, "PTRACE_SEIZE: %s", strerror(-err));
+		return err;
+	}
+	in->seized = true;
+	in->t_stop = now_s();
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
+		err = -errno;
+		snprintf(why, whylen, "PTRACE_INTERRUPT: %s", strerror(-err));
+		inject_end(in);
+		return err;
+	}
+	if ((err = wait_trap(in, why, whylen)))
+		goto fail;
+	if ((err = get_regs(in, r))) {
+		snprintf(why, whylen, "PTRACE_GETREGS: %s", strerror(-err));
+		goto fail;
+	}
+	in->regs_saved = true;
+	if (r->cs != USER_CS_64) {
+		snprintf(why, whylen, "it is not a 64-bit process (code segment %#llx)",
+			 (unsigned long long)r->cs);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	in->in_syscall = (long long)r->orig_rax >= 0;
+	if (!(in->insn = find_syscall_insn(in))) {
+		snprintf(why, whylen, "no system-call instruction found in its executable memory");
+		err = -ENOEXEC;
+		goto fail;
+	}
+	return 0;
+fail:
+	inject_end(in);
+	return err;
+}
+
+/* Points the thread at the instruction with call NR(ARGS) and runs it to its entry. */
+static int start_call(struct inject *in, long nr, const long args[6])
+{
+	struct user_regs_struct r = *saved_regs(in);
+	int err;
+
+	r.rip = in->insn;
+	r.rax = (unsigned long long)nr;
+	r.orig_rax = (unsigned long long)-1;
+	r.rdi = (unsigned long long)args[0];
+	r.rsi = (unsigned long long)args[1];
+	r.rdx = (unsigned long long)args[2];
+	r.r10 = (unsigned long long)args[3];
+	r.r8 = (unsigned long long)args[4];
+	r.r9 = (unsigned long long)args[5];
+	if ((err = set_regs(in, &r)))
+		return err;
+	return resume(in, PTRACE_SYSCALL, 0);
+}
+
+/*
+ * A signal came while our registers were in place: its own go back, the
+ * signal is delivered on them, and a fresh interrupt stop is awaited
+ * (whose registers are then the ones to keep: a handler may be running).
+ */
+static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
+{
+	int err;
+
+	if ((err = set_regs(in, saved_regs(in))))
+		return err;
+	in->signals_passed++;
+	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
+		return -errno;
+	if ((err = resume(in, PTRACE_CONT, sig)) || (err = wait_trap(in, why, whylen)))
+		return err;
+	if ((err = get_regs(in, saved_regs(in))))
+		return err;
+	in->in_syscall = (long long)saved_regs(in)->orig_rax >= 0;
+	return 0;
+}
+
+int inject_syscall(struct inject *in, long nr, const long args[6], long *result, char *why,
+		   size_t whylen)
+{
+	struct user_regs_struct r;
+	int err, sig, tries = 0;
+	bool entered = false;
+
+	if (!in->seized || !in->stopped || !in->regs_saved)
+		return -EINVAL;
+	if ((err = start_call(in, nr, args)))
+		goto ptrace_error;
+	for (;;) {
+		switch (wait_stop(in, &sig)) {
+		case STOP_SYSCALL:
+			if ((err = get_regs(in, &r)))
+				goto ptrace_error;
+			if (!entered) {
+				entered = true;
+				if ((err = resume(in, PTRACE_SYSCALL, 0)))
+					goto ptrace_error;
+				continue;
+			}
+			*result = (long)r.rax;
+			return 0;
+		case STOP_SIGNAL:
+			/* Before the call's entry: the entry and exit stops have no signal between. */
+			if ((err = yield_to_signal(in, sig, why, whylen)))
+				return err;
+			if (++tries > MAX_RETRIES) {
+				snprintf(why, whylen, "signals kept arriving while it ran the call");
+				return -EAGAIN;
+			}
+			if ((err = start_call(in, nr, args)))
+				goto ptrace_error;
+			continue;
+		case STOP_GONE:
+			snprintf(why, whylen, "it ended during the attach");
+			return -ESRCH;
+		case STOP_GROUP:
+			snprintf(why, whylen, "it was stopped by job control during the attach");
+			return -EBUSY;
+		case STOP_TIMEOUT:
+			snprintf(why, whylen, "the call did not return within %.0f s", STOP_TIMEOUT_S);
+			return -ETIMEDOUT;
+		case STOP_TRAP:
+		case STOP_ERROR:
+			break;
+		}
+		snprintf(why, whylen, "an unexpected stop while it ran the call");
+		return -EPROTO;
+	}
+ptrace_error:
+	snprintf(why, whylen, "ptrace: %s", strerror(-err));
+	return err;
+}
+
+/*
+ * The registers go back at an exit stop: a second interrupt stops it in
+ * the signal path, and from there it is let go (see the top).  If it went
+ * back to user space instead, an interrupted call would see its restart
+ * code: so the stop is waited for, and the registers checked there.
+ */
+static int put_back(struct inject *in)
+{
+	struct user_regs_struct now;
+	char why[128];
+	int err;
+
+	if ((err = set_regs(in, saved_regs(in))))
+		return err;
+	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
+		return -errno;
+	if ((err = resume(in, PTRACE_CONT, 0)) || (err = wait_trap(in, why, sizeof why)))
+		return err;
+	if ((err = get_regs(in, &now)))
+		return err;
+	if (memcmp(&now, saved_regs(in), sizeof now) && (err = set_regs(in, saved_regs(in))))
+		return err;
+	return 0;
+}
+
+int inject_end(struct inject *in)
+{
+	int err = 0, sig;
+
+	if (!in->seized)
+		return 0;
+	/* A stop that never came cannot be left: wait for it (a kill of ksm-run also lets go). */
+	while (!in->stopped && in->seized) {
+		enum stop_kind k = wait_stop(in, &sig);
+
+		if (k == STOP_SIGNAL)
+			resume(in, PTRACE_CONT, sig);
+		else if (k == STOP_GONE || k == STOP_ERROR)
+			break;
+	}
+	/*
+	 * At an exit stop ours are in place: put back through a second stop.
+	 * At a stop in the signal path (interrupt, job control, a signal's
+	 * delivery) its own go back in place and it is let go from there, a
+	 * signal being delivered with them.
+	 */
+	if (in->seized && in->stopped && in->regs_saved) {
+		struct user_regs_struct now, leave;
+
+		if (in->last_stop == STOP_SYSCALL)
+			err = put_back(in);
+		leave = regs_to_leave(in);
+		if (!err && get_regs(in, &now) == 0 && memcmp(&now, &leave, sizeof now))
+			err = set_regs(in, &leave);
+	}
+	if (in->seized && in->stopped && in->last_stop == STOP_SIGNAL)
+		sig = in->last_sig;
+	else
+		sig = 0;
+	in->t_go = now_s();
+	if (in->seized && ptrace(PTRACE_DETACH, in->tid, 0, (void *)(long)sig) && !err)
+		err = -errno;
+	if (!in->seized && !err)
+		err = -ESRCH;
+	in->seized = in->stopped = false;
+	return err;
+}
+
+#else /* not x86_64 */
+
+bool inject_supported(void)
+{
+	return false;
+}
+
+int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
+{
+	memset(in, 0, sizeof *in);
+	in->tid = tid;
+	snprintf(why, whylen, "--attach is supported on x86_64 only");
+	return -ENOSYS;
+}
+
+int inject_syscall(struct inject *in, long nr, const long args[6], long *result, char *why,
+		   size_t whylen)
+{
+	(void)in, (void)nr, (void)args, (void)result;
+	snprintf(why, whylen, "--attach is supported on x86_64 only");
+	return -ENOSYS;
+}
+
+int inject_end(struct inject *in)
+{
+	(void)in;
+	return 0;
+}
+
+#endif
+
+double inject_stopped_for(const struct inject *in)
+{
+	return in->t_go > in->t_stop ? in->t_go - in->t_stop : 0;
+}

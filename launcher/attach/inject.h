@@ -1,0 +1,63 @@
+/*
+ * inject.h - making one thread of another process run system calls, the
+ * way a debugger's `call` does (inject.c): PTRACE_SEIZE and
+ * PTRACE_INTERRUPT stop that thread alone, its registers are saved, it is
+ * sent to a `syscall` instruction that is already mapped (its code is
+ * never written), and afterwards its registers are put back at a second
+ * interrupt stop, so that the kernel itself restarts a system call the
+ * thread was blocked in, exactly as after any stop.
+ *
+ * x86_64 only: elsewhere inject_begin() fails with -ENOSYS.
+ */
+#ifndef KSMRUN_INJECT_H
+#define KSMRUN_INJECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Does this build know how to make another process call the kernel? */
+bool inject_supported(void);
+
+struct inject {
+	pid_t tid;
+	bool seized, stopped;           /* traced by us; in a ptrace stop now */
+	bool regs_saved;
+	bool in_syscall;                /* it was stopped inside a system call */
+	uint64_t insn;                  /* address of the `syscall` instruction used */
+	unsigned char saved[512];       /* its registers (the arch's struct), opaque here */
+	double t_stop, t_go;            /* when it stopped and when it went on (now_s()) */
+	int signals_passed;             /* signals that arrived meanwhile, delivered as they came */
+	bool restarted;                 /* a call failed by the stop alone was restarted (inject.c) */
+	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
+};
+
+/*
+ * Seizes thread TID and stops it (PTRACE_INTERRUPT), saving its registers.
+ * 0; or -errno with a reason in WHY (traced by someone else, not
+ * permitted, gone, stopped by job control, not a 64-bit process), and the
+ * thread is left as it was.
+ */
+int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen);
+
+/*
+ * In the stopped thread, runs system call NR with ARGS (six, unused ones
+ * 0); *RESULT is what the call returned (a negative errno when it failed).
+ * 0, or -errno when the thread could not be made to run it (then the
+ * caller ends the session with inject_end(), which still puts it back;
+ * -ESRCH: it is gone).
+ */
+int inject_syscall(struct inject *in, long nr, const long args[6], long *result, char *why,
+		   size_t whylen);
+
+/*
+ * Puts the saved registers back and lets the thread go: it then goes on
+ * as if never stopped.  0, or -errno (the thread died meanwhile: -ESRCH).
+ * Safe to call after any failure, also twice.
+ */
+int inject_end(struct inject *in);
+
+/* How long the thread was stopped, in seconds (after inject_end). */
+double inject_stopped_for(const struct inject *in);
+
+#endif

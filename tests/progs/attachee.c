@@ -1,0 +1,272 @@
+/*
+ * attachee: a program that checks its own behaviour while ksm-run
+ * attaches to it (tests/42-attach.bats).  Each test blocks or computes for
+ * SECONDS and exits 0 only when nothing it saw changed: a sleep that was
+ * not cut short, a read that got exactly the bytes written, a condition
+ * wait that timed out at its deadline, results that stayed the same, no
+ * EINTR anywhere.  At the end it prints what PR_GET_MEMORY_MERGE says in
+ * it ("merge=N").
+ *
+ * Usage: attachee [--dup=MIB] [--ready=FILE] sleep|read|cond|epoll|compute|threads SECONDS
+ *   --dup=MIB    first fill MIB of anonymous memory with duplicate pages
+ *   --ready=FILE create FILE when the test starts (the tests then wait
+ *                until its threads sleep in the kernel)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PR_GET_MEMORY_MERGE
+#define PR_GET_MEMORY_MERGE 68
+#endif
+
+static double seconds;
+static int failures;
+static pthread_mutex_t fail_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fail(const char *what, const char *detail)
+{
+	pthread_mutex_lock(&fail_lock);
+	failures++;
+	fprintf(stderr, "attachee: %s: %s\n", what, detail);
+	pthread_mutex_unlock(&fail_lock);
+}
+
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static struct timespec span(double s)
+{
+	return (struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+}
+
+/* nanosleep for SECONDS in one call: it must return 0, not early. */
+static void *test_sleep(void *arg)
+{
+	struct timespec req = span(seconds), rem;
+	double t0 = mono();
+	char d[128];
+
+	(void)arg;
+	if (nanosleep(&req, &rem)) {
+		snprintf(d, sizeof d, "returned -1 (%s) after %.3f s", strerror(errno), mono() - t0);
+		fail("nanosleep", d);
+	} else if (mono() - t0 < seconds - 0.001) {
+		snprintf(d, sizeof d, "cut short: %.3f s of %.3f", mono() - t0, seconds);
+		fail("nanosleep", d);
+	}
+	return NULL;
+}
+
+struct pipe_writer {
+	int fd;
+	double after;
+};
+
+static void *write_later(void *arg)
+{
+	struct pipe_writer *w = arg;
+	static const char msg[] = "0123456789abcdef";
+	struct timespec t = span(w->after);
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+	if (write(w->fd, msg, sizeof msg - 1) != sizeof msg - 1)
+		fail("write", strerror(errno));
+	close(w->fd);
+	return NULL;
+}
+
+/* One read on a pipe written to after SECONDS: exactly the 16 bytes, then EOF. */
+static void *test_read(void *arg)
+{
+	int fds[2];
+	char buf[64], d[128];
+	ssize_t n, m;
+	pthread_t t;
+	struct pipe_writer w;
+
+	(void)arg;
+	if (pipe(fds))
+		return fail("pipe", strerror(errno)), NULL;
+	w = (struct pipe_writer){ fds[1], seconds };
+	pthread_create(&t, NULL, write_later, &w);
+	n = read(fds[0], buf, sizeof buf);
+	if (n != 16 || memcmp(buf, "0123456789abcdef", 16)) {
+		snprintf(d, sizeof d, "got %zd bytes (%s)", n, n < 0 ? strerror(errno) : "other bytes");
+		fail("read", d);
+	}
+	pthread_join(t, NULL);
+	m = read(fds[0], buf, sizeof buf);
+	if (m != 0)
+		fail("read", "no end of file after the bytes");
+	close(fds[0]);
+	return NULL;
+}
+
+/* A condition wait that nobody signals: it times out at its deadline, not before. */
+static void *test_cond(void *arg)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t c;
+	pthread_condattr_t ca;
+	struct timespec dl;
+	double t0;
+	int r;
+	char d[128];
+
+	(void)arg;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c, &ca);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	t0 = dl.tv_sec + dl.tv_nsec / 1e9;
+	dl.tv_sec += (time_t)seconds;
+	dl.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&m);
+	do
+		r = pthread_cond_timedwait(&c, &m, &dl);
+	while (r == 0);                 /* a spurious wakeup is allowed; the deadline holds */
+	pthread_mutex_unlock(&m);
+	if (r != ETIMEDOUT) {
+		snprintf(d, sizeof d, "returned %s", strerror(r));
+		fail("pthread_cond_timedwait", d);
+	} else if (mono() - t0 < seconds - 0.001) {
+		snprintf(d, sizeof d, "timed out early: %.3f s of %.3f", mono() - t0, seconds);
+		fail("pthread_cond_timedwait", d);
+	}
+	return NULL;
+}
+
+/* epoll_wait on nothing: no event, no EINTR, not before its timeout. */
+static void *test_epoll(void *arg)
+{
+	struct epoll_event ev;
+	int ep = epoll_create1(EPOLL_CLOEXEC), r;
+	double t0 = mono();
+	char d[128];
+
+	(void)arg;
+	r = epoll_wait(ep, &ev, 1, (int)(seconds * 1000));
+	if (r != 0) {
+		snprintf(d, sizeof d, "returned %d (%s) after %.3f s", r, r < 0 ? strerror(errno) : "an event",
+			 mono() - t0);
+		fail("epoll_wait", d);
+	} else if (mono() - t0 < seconds - 0.001) {
+		snprintf(d, sizeof d, "timed out early: %.3f s", mono() - t0);
+		fail("epoll_wait", d);
+	}
+	close(ep);
+	return NULL;
+}
+
+/* The same integer and floating-point work, again and again: every round must agree. */
+static void *test_compute(void *arg)
+{
+	double t0 = mono(), ref_f = 0;
+	unsigned long long ref_i = 0, rounds = 0;
+
+	(void)arg;
+	while (mono() - t0 < seconds) {
+		unsigned long long x = 88172645463325252ULL;
+		double f = 0;
+
+		for (int i = 1; i <= 20000; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			f += (double)i * 1.000001 / (double)(x % 1000 + 1);
+		}
+		if (!rounds) {
+			ref_i = x;
+			ref_f = f;
+		} else if (x != ref_i || f != ref_f) {
+			fail("compute", "a round gave another result");
+			break;
+		}
+		rounds++;
+	}
+	return NULL;
+}
+
+static void *(*const tests[])(void *) = { test_sleep, test_read, test_cond, test_epoll, test_compute };
+static const char *const names[] = { "sleep", "read", "cond", "epoll", "compute" };
+#define NTESTS (int)(sizeof tests / sizeof tests[0])
+
+/* Eight threads at once, each one of the tests; the main thread waits in join. */
+static void test_threads(void)
+{
+	pthread_t t[8];
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, tests[i % NTESTS], NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void fill_duplicates(long mib)
+{
+	size_t len = (size_t)mib << 20;
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("attachee: mmap");
+		exit(2);
+	}
+	for (size_t off = 0; off < len; off += (size_t)page)
+		memset(p + off, 0x5a + (int)(off / (size_t)page % 4), (size_t)page);
+}
+
+int main(int argc, char **argv)
+{
+	const char *ready = NULL, *test;
+	int i = 1;
+
+	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strncmp(argv[i], "--dup=", 6))
+			fill_duplicates(atol(argv[i] + 6));
+		else if (!strncmp(argv[i], "--ready=", 8))
+			ready = argv[i] + 8;
+	}
+	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--ready=FILE] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		return 2;
+	}
+	test = argv[i];
+	if (ready)
+		close(open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	if (!strcmp(test, "threads")) {
+		test_threads();
+	} else {
+		int k = 0;
+
+		while (k < NTESTS && strcmp(names[k], test))
+			k++;
+		if (k == NTESTS) {
+			fprintf(stderr, "attachee: unknown test '%s'\n", test);
+			return 2;
+		}
+		tests[k](NULL);
+	}
+	printf("merge=%d\n", prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0));
+	if (failures)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
