@@ -68,7 +68,10 @@ static void print_line(const struct target_result *r, const struct target_plan *
 {
 	printf("%d (%s): %s", (int)r->pid, r->comm, outcome_word(r, p->disable));
 	if (r->outcome == TARGET_REFUSED) {
-		printf(": %s\n", r->why);
+		printf(": %s", r->why);
+		if (r->stops)
+			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
+		putchar('\n');
 		return;
 	}
 	if (r->outcome == TARGET_DONE) {
@@ -81,6 +84,8 @@ static void print_line(const struct target_result *r, const struct target_plan *
 			printf(", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
 			       human_bytes((long long)r->bytes, false));
 		printf("; stopped %.2f ms", r->stopped_s * 1e3);
+		if (r->stops > 1)
+			printf(" in %d stops (the longest %.2f ms)", r->stops, r->longest_stop_s * 1e3);
 		if (r->restarted)
 			printf(" (its interrupted call restarted)");
 	}
@@ -98,8 +103,9 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		json_str(stdout, r->comm);
 		printf(",\"result\":\"%s\",\"reason\":", outcome_word(r, p->disable));
 		json_str(stdout, r->outcome == TARGET_REFUSED ? r->why : NULL);
-		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
-		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->calls,
+		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"stops\":%d,\"longest_stop_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
+		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->stops,
+		       r->longest_stop_s * 1e3, r->calls,
 		       r->regions, r->bytes, r->restarted ? "true" : "false");
 		json_tristate(stdout, r->merge_any);
 		fputs(",\"ksm_mergeable\":", stdout);

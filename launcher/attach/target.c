@@ -31,7 +31,8 @@
 #include "maps.h"
 
 #define AUDIT_ARCH_X86_64 0xc000003eU
-#define MAX_RANGES 4096                 /* regions advised in one stop */
+#define BATCH_REGIONS 256               /* regions changed in one stop: a stop stays short */
+#define MAX_REGIONS (1 << 20)           /* far above vm.max_map_count's default of 65530 */
 #define MAPS_BUF (1 << 20)
 
 struct range {
@@ -42,8 +43,8 @@ struct range {
 struct plan_state {
 	const struct target_plan *plan;
 	struct range *r;
-	int n;
-	bool full;
+	int n, cap;
+	bool failed;                    /* too many, or out of memory */
 };
 
 bool target_kernel_has_prctl(void)
@@ -83,9 +84,15 @@ static int plan_region(const struct region *g, void *arg)
 		want = region_selected(p->sel, g) && (p->disable ? g->mergeable == 1 : g->mergeable != 1);
 	if (!want)
 		return 0;
-	if (ps->n == MAX_RANGES) {
-		ps->full = true;
-		return 1;
+	if (ps->n == ps->cap) {
+		struct range *more = ps->cap < MAX_REGIONS ? realloc(ps->r, 2 * (size_t)ps->cap * sizeof *more) : NULL;
+
+		if (!more) {
+			ps->failed = true;
+			return 1;
+		}
+		ps->r = more;
+		ps->cap *= 2;
 	}
 	ps->r[ps->n++] = (struct range){ g->start, g->end, region_ident(g) };
 	return 0;
@@ -254,10 +261,11 @@ static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_st
 
 	ps->plan = plan;
 	ps->n = 0;
-	ps->full = false;
+	ps->cap = 1024;
+	ps->failed = false;
 	if (plan->process_wide && plan->disable)
 		return 0;
-	if (!(ps->r = malloc(MAX_RANGES * sizeof *ps->r)) || !(buf = malloc(MAPS_BUF))) {
+	if (!(ps->r = malloc((size_t)ps->cap * sizeof *ps->r)) || !(buf = malloc(MAPS_BUF))) {
 		refuse(r, "out of memory");
 		return -1;
 	}
@@ -268,15 +276,20 @@ static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_st
 		refuse(r, "its smaps cannot be read: %s", strerror(errno));
 		return -1;
 	}
-	if (ps->full) {
-		refuse(r, "more than %d regions to change: nothing was done", MAX_RANGES);
+	if (ps->failed) {
+		refuse(r, "out of memory for its %d regions: nothing was done", ps->n);
 		return -1;
 	}
 	return 0;
 }
 
-/* In the stop: drops the ranges that are no longer the regions judged. */
-static void keep_unchanged(pid_t pid, struct plan_state *ps)
+/* In the stop: drops the ranges of B that are no longer the regions judged. */
+struct batch {
+	struct range *r;
+	int n;
+};
+
+static void keep_unchanged(pid_t pid, struct batch *ps)
 {
 	struct recheck rc = { ps->r, ps->n, NULL };
 	char path[64], *buf;
@@ -319,8 +332,8 @@ static int call(struct inject *in, const struct seccomp_filters *sf, long nr, co
  * secret-like regions unmergeable again; if that fails the flag goes back
  * off, so that a secret never stays mergeable.
  */
-static void make_calls(struct inject *in, const struct target_plan *plan, struct plan_state *ps,
-		       struct target_result *r)
+static void make_calls(struct inject *in, const struct target_plan *plan, bool with_prctl,
+		       struct batch *ps, struct target_result *r)
 {
 	struct seccomp_filters sf;
 	long res = 0;
@@ -328,7 +341,7 @@ static void make_calls(struct inject *in, const struct target_plan *plan, struct
 
 	seccomp_load(in->tid, &sf);
 	keep_unchanged(r->pid, ps);
-	if (plan->process_wide) {
+	if (with_prctl) {
 		long a[6] = { PR_SET_MEMORY_MERGE, plan->disable ? 0 : 1, 0, 0, 0, 0 };
 
 		if (call(in, &sf, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res, r))
@@ -337,10 +350,14 @@ static void make_calls(struct inject *in, const struct target_plan *plan, struct
 			refuse(r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", strerror((int)-res));
 			goto out;
 		}
-		madv = MADV_UNMERGEABLE;
 	}
-	for (int i = 0; i < ps->n; i++) {
-		long a[6] = { (long)ps->r[i].start, (long)(ps->r[i].end - ps->r[i].start), madv, 0, 0, 0 };
+	if (plan->process_wide)
+		madv = MADV_UNMERGEABLE;
+	for (int i = 0, first; i < ps->n; i++) {
+		/* Regions that touch are one call: the kernel applies it to each. */
+		for (first = i; i + 1 < ps->n && ps->r[i + 1].start == ps->r[i].end; i++)
+			;
+		long a[6] = { (long)ps->r[first].start, (long)(ps->r[i].end - ps->r[first].start), madv, 0, 0, 0 };
 		int err = call(in, &sf, SYS_madvise, a, madv == MADV_MERGEABLE ? "madvise(MADV_MERGEABLE)" :
 			       "madvise(MADV_UNMERGEABLE)", &res, r);
 
@@ -362,8 +379,8 @@ static void make_calls(struct inject *in, const struct target_plan *plan, struct
 		if (err)
 			goto refused;
 		if (res == 0) {
-			r->regions++;
-			r->bytes += ps->r[i].end - ps->r[i].start;
+			r->regions += i - first + 1;
+			r->bytes += ps->r[i].end - ps->r[first].start;
 		}
 	}
 	r->outcome = TARGET_DONE;
@@ -397,18 +414,32 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 		goto done;
 	}
 	r->tid = pick_thread(pid);
-	if ((err = inject_begin(&in, r->tid, r->why, sizeof r->why))) {
-		r->outcome = TARGET_REFUSED;
-		if (err == -EPERM)
-			not_permitted(r);
-		goto done;
+	/* In stops of BATCH_REGIONS regions at most; the prctl and the first secrets in the first. */
+	for (int first = 0; first == 0 || first < ps.n; first += BATCH_REGIONS) {
+		struct batch b = { ps.r + first, ps.n - first < BATCH_REGIONS ? ps.n - first : BATCH_REGIONS };
+		double stop;
+
+		if ((err = inject_begin(&in, r->tid, r->why, sizeof r->why))) {
+			r->outcome = TARGET_REFUSED;
+			if (err == -EPERM)
+				not_permitted(r);
+			else if (err == -ESRCH && first)
+				refuse(r, "it ended during the attach");
+			goto done;
+		}
+		make_calls(&in, plan, plan->process_wide && first == 0, &b, r);
+		err = inject_end(&in);
+		stop = inject_stopped_for(&in);
+		r->stopped_s += stop;
+		if (stop > r->longest_stop_s)
+			r->longest_stop_s = stop;
+		r->stops++;
+		r->restarted |= in.restarted;
+		if (err && r->outcome != TARGET_REFUSED)
+			refuse(r, "it ended during the attach");
+		if (r->outcome == TARGET_REFUSED)
+			goto done;
 	}
-	make_calls(&in, plan, &ps, r);
-	err = inject_end(&in);
-	r->stopped_s = inject_stopped_for(&in);
-	r->restarted = in.restarted;
-	if (err && r->outcome != TARGET_REFUSED)
-		refuse(r, "it ended during the attach");
 done:
 	free(ps.r);
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);

@@ -28,7 +28,9 @@ struct target_result {
 	char comm[32];
 	enum target_outcome outcome;
 	char why[256];                  /* REFUSED: the reason and what to do */
-	double stopped_s;               /* how long its thread was stopped; 0 if never */
+	double stopped_s;               /* how long its thread was stopped, in all; 0 if never */
+	double longest_stop_s;          /* the longest of its stops */
+	int stops;                      /* how often (one per BATCH_REGIONS regions) */
 	int calls;                      /* system calls it made for us */
 	int regions;                    /* madvise form: regions advised; prctl form: secret-like kept out */
 	unsigned long long bytes;       /* their size */

@@ -7,18 +7,24 @@
  * EINTR anywhere.  At the end it prints what PR_GET_MEMORY_MERGE says in
  * it ("merge=N").
  *
- * Usage: attachee [--dup=MIB] [--ready=FILE] sleep|read|cond|epoll|compute|threads SECONDS
- *   --dup=MIB    first fill MIB of anonymous memory with duplicate pages
- *   --ready=FILE create FILE when the test starts (the tests then wait
- *                until its threads sleep in the kernel)
+ * Usage: attachee [OPTION]... sleep|read|cond|epoll|compute|threads SECONDS
+ *   --dup=MIB        first fill MIB of anonymous memory with duplicate pages
+ *   --regions=N      first map N separate one-page regions (many calls for
+ *                    the madvise form: many stops)
+ *   --seccomp=errno|kill  first install a seccomp filter that answers
+ *                    prctl and madvise with EPERM, or kills the process
+ * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
@@ -233,24 +239,65 @@ static void fill_duplicates(long mib)
 		memset(p + off, 0x5a + (int)(off / (size_t)page % 4), (size_t)page);
 }
 
+/* N one-page regions with a hole after each, so that each is a call of its own. */
+static void map_regions(long n)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, (size_t)(2 * n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("attachee: mmap");
+		exit(2);
+	}
+	for (long i = 0; i < 2 * n; i++)
+		if (i % 2)
+			munmap(p + i * page, (size_t)page);
+		else
+			p[i * page] = 1;
+}
+
+/* prctl and madvise answered with EPERM, or the process killed for them. */
+static void install_seccomp(const char *how)
+{
+	unsigned int action = !strcmp(how, "kill") ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | EPERM;
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, action),
+	};
+	struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+		perror("attachee: seccomp");
+		exit(2);
+	}
+}
+
 int main(int argc, char **argv)
 {
-	const char *ready = NULL, *test;
+	const char *seccomp_how = NULL, *test;
 	int i = 1;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strncmp(argv[i], "--dup=", 6))
 			fill_duplicates(atol(argv[i] + 6));
-		else if (!strncmp(argv[i], "--ready=", 8))
-			ready = argv[i] + 8;
+		else if (!strncmp(argv[i], "--regions=", 10))
+			map_regions(atol(argv[i] + 10));
+		else if (!strncmp(argv[i], "--seccomp=", 10))
+			seccomp_how = argv[i] + 10;
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--ready=FILE] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];
-	if (ready)
-		close(open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("READY %d\n", (int)getpid());
+	/* Last: the filter would refuse what the steps before need (madvise in malloc). */
+	if (seccomp_how)
+		install_seccomp(seccomp_how);
 	if (!strcmp(test, "threads")) {
 		test_threads();
 	} else {
@@ -264,7 +311,10 @@ int main(int argc, char **argv)
 		}
 		tests[k](NULL);
 	}
-	printf("merge=%d\n", prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0));
+	if (seccomp_how)                /* its own filter would answer the prctl */
+		printf("merge=filtered\n");
+	else
+		printf("merge=%d\n", (int)syscall(SYS_prctl, PR_GET_MEMORY_MERGE, 0, 0, 0, 0));
 	if (failures)
 		return 1;
 	printf("ok\n");
