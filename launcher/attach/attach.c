@@ -69,7 +69,7 @@ static void print_line(const struct target_result *r, const struct target_plan *
 	printf("%d (%s): %s", (int)r->pid, r->comm, outcome_word(r, p->disable));
 	if (r->outcome == TARGET_REFUSED) {
 		printf(": %s", r->why);
-		if (r->stops)
+		if (r->stops && !r->gone)
 			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		putchar('\n');
 		return;

@@ -26,6 +26,7 @@
 #include "attach/target.h"
 #include "common/files.h"
 #include "common/parse.h"
+#include "common/procfs.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
 #include "maps.h"
@@ -148,11 +149,11 @@ static void not_permitted(struct target_result *r)
 	char scope[16] = "";
 
 	if (read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) == 0 && atoi(scope) > 0)
-		refuse(r, "not permitted to trace it (PTRACE_SEIZE: EPERM): Yama's kernel.yama.ptrace_scope "
+		refuse(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
 		       "is %d; run ksm-run as root%s", atoi(scope),
 		       atoi(scope) == 1 ? ", or set the sysctl to 0" : "");
 	else
-		refuse(r, "not permitted to trace it (PTRACE_SEIZE: EPERM): it belongs to another user or is "
+		refuse(r, "not permitted to trace it: it belongs to another user or is "
 		       "not dumpable; run ksm-run as root");
 }
 
@@ -272,6 +273,10 @@ static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_st
 	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
 	ret = maps_for_each(path, buf, MAPS_BUF, plan_region, ps);
 	free(buf);
+	if (ret < 0 && (errno == EACCES || errno == EPERM)) {
+		not_permitted(r);       /* smaps asks for the right to trace it, as ptrace does */
+		return -1;
+	}
 	if (ret < 0) {
 		refuse(r, "its smaps cannot be read: %s", strerror(errno));
 		return -1;
@@ -391,6 +396,20 @@ out:
 	seccomp_free(&sf);
 }
 
+static bool alive(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+/* It died under us (killed, or another thread ended it): a clean refusal. */
+static void ended(struct target_result *r)
+{
+	refuse(r, "it ended during the attach");
+	r->gone = true;
+}
+
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
 	struct plan_state ps = { 0 };
@@ -423,8 +442,8 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 			r->outcome = TARGET_REFUSED;
 			if (err == -EPERM)
 				not_permitted(r);
-			else if (err == -ESRCH && first)
-				refuse(r, "it ended during the attach");
+			else if (err == -ESRCH || !alive(pid))
+				ended(r);
 			goto done;
 		}
 		make_calls(&in, plan, plan->process_wide && first == 0, &b, r);
@@ -435,8 +454,10 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 			r->longest_stop_s = stop;
 		r->stops++;
 		r->restarted |= in.restarted;
-		if (err && r->outcome != TARGET_REFUSED)
-			refuse(r, "it ended during the attach");
+		if (err == -ESRCH || (r->outcome == TARGET_REFUSED && !alive(pid)))
+			ended(r);
+		else if (err && r->outcome != TARGET_REFUSED)
+			refuse(r, "it could not be let go cleanly: %s", strerror(-err));
 		if (r->outcome == TARGET_REFUSED)
 			goto done;
 	}

@@ -36,6 +36,7 @@ struct target_result {
 	unsigned long long bytes;       /* their size */
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
+	bool gone;                      /* it ended during the attach */
 };
 
 /* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
