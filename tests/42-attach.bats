@@ -1,0 +1,278 @@
+#!/usr/bin/env bats
+# ksm-run --attach and --detach, on the real kernel: programs of our own
+# (tests/progs/attachee.c) check their own behaviour while they are
+# attached to, and exit 0 only when nothing they saw changed; the flag and
+# real merging are read from outside; and the hostile cases: a seccomp
+# filter, a tracer, a target killed during the attach, a caller without
+# the right, a cgroup, 200 cycles, a Python process.
+
+load helpers
+load launcher_helpers
+
+LAUNCHER_REQUIRES="root ksm prctl jq cmd:strace cmd:python3"
+
+attachee() { echo "$PROGS/attachee"; }
+marks() { echo "$PROGS/marks"; }
+LOCK=mlock${SANITIZER_RUNTIME:+2}
+
+CG_MADE=()
+BG_PIDS=()
+
+# The attachees end by themselves; a failed test must not wait for them.
+teardown_extra() {
+	local n d i rc=0
+	for n in "${!WL_PIDS[@]}"; do kill -KILL "${WL_PIDS[$n]}" 2>/dev/null; done
+	for n in "${BG_PIDS[@]}"; do kill -KILL "$n" 2>/dev/null; done
+	stop_workloads || rc=1
+	for d in "${CG_MADE[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ ! -d "$d" ] || { echo "cannot remove $d" >&2; rc=1; }
+	done
+	return $rc
+}
+
+# state_of TID [PID]: the scheduler state of a thread (R, S, D, T, t, Z).
+state_of() { sed 's/.*) //' "/proc/${2:-$1}/task/$1/stat" | cut -d' ' -f1; }
+# asleep PID: its main thread sleeps in the kernel (in the call under test).
+asleep() { [ "$(state_of "$1")" = S ]; }
+tracer_of() { awk '$1 == "TracerPid:" { print $2 }' "/proc/$1/status"; }
+tracer_is() { [ "$(tracer_of "$1")" = "$2" ]; }
+# ksm_stat_of PID FIELD: a field of its ksm_stat (some are "name value", some "name: value").
+ksm_stat_of() { awk -v k="$2" '{ n = $1; sub(/:$/, "", n) } n == k { print $2 }' "/proc/$1/ksm_stat"; }
+merge_any_is() { [ "$(ksm_stat_of "$1" ksm_merge_any)" = "$2" ]; }
+# ksm_pages_mapped PID: kB of its memory mapped from KSM pages now (smaps KSM:).
+ksm_pages_mapped() { awk '$1 == "KSM:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"; }
+mergeable_regions() { grep -c '^VmFlags:.* mg' "/proc/$1/smaps" || true; }
+not_mergeable() { run ! region_mergeable "$@"; }
+
+# finish_attachee: waits for the default workload's own end; it must say ok.
+finish_attachee() {
+	wait_workload
+	[ "$WL_STATUS" = 0 ] || { cat "$WL_ERR" >&2; return 1; }
+	grep -qx ok "$WL_OUT"
+}
+
+@test "--attach and --detach: bad options are refused with 125 before anything changes" {
+	local before
+	start_workload -- "$(attachee)" sleep 30
+	before=$(knobs_snapshot)
+	for args in "--attach=all" "--attach=$WL_PID,all" "--attach=abc" "--attach=" \
+		"--attach=$WL_PID -- true" "--detach=$WL_PID --no-wait" "--no-wait" \
+		"--attach=$WL_PID --estimate=$WL_PID" "--attach=$WL_PID --detach=$WL_PID" \
+		"--attach=$WL_PID --preload=/x.so" "--attach=$WL_PID --mode=off" \
+		"--attach=$WL_PID --mode=prctl --allow=anon" "--attach=$WL_PID --allow=bogus" \
+		"--detach=$WL_PID --pages-to-scan=100" "--detach=$WL_PID --report-file=/tmp/x" \
+		"--attach=$WL_PID --no-wait --pages-to-scan=100" "--attach=999999999"; do
+		# shellcheck disable=SC2086 # the words of one case
+		run -125 --separate-stderr "$KSM_RUN" $args
+		[ -n "$stderr" ] && [ -z "$output" ]
+	done
+	run -125 --separate-stderr "$KSM_RUN" --attach=all
+	[[ $stderr == *"--attach=all: 'all' is not accepted"*"give PIDs or cgroup:PATH"* ]]
+	run -125 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=bogus
+	[[ $stderr == *"--allow"*"bogus"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+	[ "$(tracer_of "$WL_PID")" = 0 ] && merge_any_is "$WL_PID" no
+}
+
+@test "a program blocked in nanosleep, read, a condition wait, epoll_wait, or computing sees nothing change" {
+	local t
+	for t in sleep read cond epoll compute; do
+		start_workload -- "$(attachee)" "$t" 1.5
+		if [ "$t" != compute ]; then wait_until 5 asleep "$WL_PID"; fi
+		run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
+		[[ $output == "$WL_PID (attachee): enabled, process-wide (prctl); stopped "*" ms"*"; ksm_merge_any yes, ksm_mergeable yes" ]]
+		merge_any_is "$WL_PID" yes
+		run -0 "$KSM_RUN" --detach="$WL_PID"
+		[[ $output == "$WL_PID (attachee): disabled, process-wide (prctl); stopped "* ]]
+		merge_any_is "$WL_PID" no
+		finish_attachee
+		grep -qx merge=0 "$WL_OUT"
+	done
+}
+
+@test "8 threads doing all of that at once: one thread is stopped, nothing changes, PR_GET_MEMORY_MERGE reads 1 inside" {
+	start_workload -- "$(attachee)" threads 2
+	sleep 0.3
+	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait --json
+	jq -e --argjson p "$WL_PID" '.action == "attach" and .form == "prctl" and .handled == 1 and .refused == 0
+		and (.targets | length) == 1 and .targets[0].pid == $p and .targets[0].thread == $p
+		and .targets[0].result == "enabled" and .targets[0].calls == 1 and .targets[0].stops == 1
+		and .targets[0].stopped_ms > 0 and .targets[0].stopped_ms < 1000
+		and .targets[0].ksm_merge_any == true' <<<"$output"
+	finish_attachee
+	grep -qx merge=1 "$WL_OUT"
+}
+
+@test "--attach: the target's duplicate memory merges; INT ends ksm-run and not the target; --detach unmerges" {
+	local before ksm report=$BATS_TEST_TMPDIR/report
+	before=$(knobs_snapshot)
+	start_workload -- "$(attachee)" --dup=32 sleep 60
+	"$KSM_RUN" --attach="$WL_PID" --interval=0.5 >"$BATS_TEST_TMPDIR/lines" 2>"$report" &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	# 32 MiB of four contents: nearly every page merges.
+	wait_until 30 merging_at_least "$WL_PID" $((32 * 1024 * 1024 / $(getconf PAGESIZE) * 9 / 10))
+	[ "$(ksm_pages_mapped "$WL_PID")" -gt $((28 * 1024)) ]
+	kill -INT "$ksm"
+	wait_until 10 gone "$ksm"
+	run -0 wait "$ksm"
+	grep -q "^$WL_PID (attachee): enabled, process-wide" "$BATS_TEST_TMPDIR/lines"
+	grep -q "attached: $WL_PID (attachee)" "$report"
+	grep -q "ksm-run got SIGINT: the targets go on, KSM still on in them" "$report"
+	grep -q "enabled:  by ksm-run --attach" "$report"
+	grep -Eq "^ +$WL_PID +[0-9]+ attachee +no +3[0-9]\.[0-9] MiB" "$report"
+	[ "$(knobs_snapshot)" = "$before" ]
+	# The target goes on, KSM on; --detach switches it off, which unmerges.
+	! gone "$WL_PID"
+	merge_any_is "$WL_PID" yes
+	run -0 "$KSM_RUN" --detach="$WL_PID"
+	merge_any_is "$WL_PID" no
+	[ "$(ksm_pages_mapped "$WL_PID")" = 0 ]
+}
+
+@test "--attach with every target ending: the report follows them to their end" {
+	start_workload -- "$(attachee)" --dup=8 sleep 2
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --interval=0.5 --json
+	jq -e '.targets[0].result == "enabled"' <<<"$output"
+	jq -e --argjson p "$WL_PID" '.exit.how == "attached" and .exit.ended == "every target has ended"
+		and (.exit.targets | startswith("\($p) (attachee)")) and .coverage.covered_by == "attach"' <<<"$stderr"
+	finish_attachee
+}
+
+@test "--attach --allow: madvise of the regions chosen now; --detach --allow: unmergeable again" {
+	start_workload -- "$(attachee)" --dup=8 sleep 30
+	[ "$(mergeable_regions "$WL_PID")" = 0 ]
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	[[ $output == "$WL_PID (attachee): enabled, 1 region (8.0 MiB) advised; stopped "*"; ksm_merge_any no, ksm_mergeable yes" ]]
+	[ "$(mergeable_regions "$WL_PID")" = 1 ]
+	# Nothing left to advise: already so, and not stopped.
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	[[ $output == "$WL_PID (attachee): already enabled; ksm_merge_any no, ksm_mergeable yes" ]]
+	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
+	[[ $output == "$WL_PID (attachee): disabled, 1 region (8.0 MiB) made unmergeable; "* ]]
+	[ "$(mergeable_regions "$WL_PID")" = 0 ]
+}
+
+@test "--attach: secret-like memory is kept out of the process-wide flag" {
+	start_workload -- "$(marks)" map=key:4 "$LOCK=key" dontdump=key map=rng:4 wipeonfork=rng map=twin:4 wait
+	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output == *"enabled, process-wide (prctl), 2 secret-like regions (8.0 MiB) kept out; stopped"* ]]
+	not_mergeable "$WL_PID" "$(workload_region key)"
+	not_mergeable "$WL_PID" "$(workload_region rng)"
+	region_mergeable "$WL_PID" "$(workload_region twin)"
+}
+
+@test "a target whose seccomp filter refuses prctl, or kills for it: refused, and it goes on unharmed" {
+	local how
+	for how in errno kill; do
+		start_workload -- "$(attachee)" --seccomp=$how sleep 1.5
+		wait_until 5 asleep "$WL_PID"
+		run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
+		[[ $output == "$WL_PID (attachee): refused: its seccomp filter "*"prctl(PR_SET_MEMORY_MERGE)"* ]]
+		run -1 "$KSM_RUN" --attach="$WL_PID" --allow=anon --no-wait
+		[[ $output == *"refused: its seccomp filter "*"madvise(MADV_MERGEABLE)"* ]]
+		merge_any_is "$WL_PID" no
+		[ "$(tracer_of "$WL_PID")" = 0 ]
+		finish_attachee
+	done
+	grep -q "KILL_PROCESS (it would be killed); not made" <<<"$output"
+}
+
+@test "a target traced by strace is refused and left alone" {
+	local st
+	start_workload -- "$(attachee)" sleep 3
+	strace -p "$WL_PID" -o /dev/null &
+	st=$!
+	BG_PIDS+=("$st")
+	wait_until 5 tracer_is "$WL_PID" "$st"
+	run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output == "$WL_PID (attachee): refused: it is traced by process $st (a debugger or strace): left alone" ]]
+	[ "$(tracer_of "$WL_PID")" = "$st" ]
+	merge_any_is "$WL_PID" no
+	finish_attachee
+}
+
+@test "a target killed during the attach: a clean refusal, and ksm-run goes on to the next" {
+	local ksm i out=$BATS_TEST_TMPDIR/out
+	start_workload victim -- "$(attachee)" --regions=3000 sleep 30
+	start_workload other -- "$(attachee)" sleep 30
+	local victim other
+	victim=$(wl_pid victim) other=$(wl_pid other)
+	"$KSM_RUN" --attach="$victim,$other" --allow=anon --no-wait >"$out" 2>&1 &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	# Its stops come one after another for about 0.4 s: kill it in one.
+	for ((i = 0; i < 100000; i++)); do
+		[ "$(tracer_of "$victim" 2>/dev/null)" = "$ksm" ] && break
+	done
+	kill -KILL "$victim"
+	wait_until 10 gone "$ksm"
+	run -1 wait "$ksm"
+	grep -q "^$victim (attachee): refused: it ended during the attach" "$out" || { cat "$out" >&2; return 1; }
+	grep -q "^$other (attachee): enabled, " "$out"
+	[ "$(wc -l <"$out")" = 2 ]
+}
+
+@test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
+	stage_for_nobody
+	start_workload -- "$(attachee)" sleep 2
+	run -1 as_nobody "$NB_KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output == "$WL_PID (attachee): refused: not permitted to trace it: it belongs to another user"*"run ksm-run as root" ]]
+	merge_any_is "$WL_PID" no
+	finish_attachee
+}
+
+@test "--attach=cgroup:PATH: every process of the cgroup" {
+	local d n pids=()
+	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then d=/sys/fs/cgroup; else d=/sys/fs/cgroup/memory; fi
+	d=$d/ksmenable-test-$$-attach
+	mkdir "$d" && CG_MADE+=("$d")
+	for n in a b c; do
+		start_workload "w$n" -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" sleep 30' sh "$d" "$(attachee)"
+		pids+=("$(wl_pid "w$n")")
+	done
+	run -0 "$KSM_RUN" --attach="cgroup:$d" --no-wait
+	[ "${#lines[@]}" = 3 ]
+	for n in "${pids[@]}"; do
+		[[ $output == *"$n (attachee): enabled, process-wide"* ]]
+		merge_any_is "$n" yes
+	done
+}
+
+@test "200 attach and detach cycles on one process: it stays correct, nothing leaks" {
+	local i fds threads
+	# Long enough for the 400 runs of ksm-run (2 s here, about 10 times that sanitized).
+	start_workload -- "$(attachee)" --dup=4 threads "${SANITIZER_RUNTIME:+60}${SANITIZER_RUNTIME:-8}"
+	sleep 0.3
+	fds=$(ls "/proc/$WL_PID/fd" | wc -l)
+	threads=$(ls "/proc/$WL_PID/task" | wc -l)
+	for ((i = 0; i < 200; i++)); do
+		"$KSM_RUN" --attach="$WL_PID" --no-wait >/dev/null || { echo "attach $i failed" >&2; return 1; }
+		"$KSM_RUN" --detach="$WL_PID" >/dev/null || { echo "detach $i failed" >&2; return 1; }
+	done
+	merge_any_is "$WL_PID" no
+	[ "$(tracer_of "$WL_PID")" = 0 ]
+	[ "$(ls "/proc/$WL_PID/fd" | wc -l)" = "$fds" ]
+	[ "$(ls "/proc/$WL_PID/task" | wc -l)" = "$threads" ]
+	finish_attachee
+	grep -qx merge=0 "$WL_OUT"
+}
+
+@test "--attach to a running Python process: its memory merges" {
+	start_workload -- python3 -c '
+import sys
+blocks = [bytearray(b"\x5a" * (1 << 20)) for _ in range(32)]
+print("READY", flush=True)
+sys.stdin.readline()
+'
+	"$KSM_RUN" --attach="$WL_PID" --interval=0.5 >"$BATS_TEST_TMPDIR/lines" 2>"$BATS_TEST_TMPDIR/report" &
+	BG_PIDS+=("$!")
+	wait_until 30 merging_at_least "$WL_PID" $((28 * 1024 * 1024 / $(getconf PAGESIZE)))
+	grep -q "^$WL_PID (python3): enabled, process-wide" "$BATS_TEST_TMPDIR/lines"
+	stop_workload
+	[ "$WL_STATUS" = 0 ]
+}
