@@ -43,6 +43,7 @@ struct attach_run {
 	struct target_result *res;
 	pid_t *handled;                 /* the targets enabled or already so */
 	int nhandled, nrefused;
+	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
 	struct host_tuner host;
 	struct sampler s;
 	double t0;
@@ -127,6 +128,15 @@ static void make_plan(const struct opts *o, struct target_plan *p, struct select
 	p->sel = sel;
 }
 
+static int stop_pending(void)
+{
+	sigset_t p;
+
+	if (sigpending(&p))
+		return 0;
+	return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM : 0;
+}
+
 /* Each target in turn, with ksm-run's signals held while it is stopped. */
 static void handle_targets(struct attach_run *a, const struct target_plan *p)
 {
@@ -150,6 +160,12 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 		}
 		if (!a->o->json)
 			print_line(r, p);
+		/* INT and TERM wait between targets: the rest are left alone. */
+		if ((a->stopped_by = stop_pending())) {
+			a->targets.n = i + 1;
+			msg("got %s: the other targets were not touched", a->stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
+			break;
+		}
 	}
 	if (a->o->json)
 		print_json(a, p);
@@ -256,10 +272,8 @@ int attach_main(const struct opts *o)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	bool follow = !plan.disable && !o->no_wait;
 
-	if (follow) {
-		a.host.targets = a.handled;
+	if (follow)
 		run_join_tuning(&a.host, o, "attach");
-	}
 	a.t0 = now_s();
 	if (follow)
 		sample_init(&a.s, getpid(), NULL, NULL, NULL);
@@ -270,11 +284,15 @@ int attach_main(const struct opts *o)
 		a.s.targets = a.handled;
 		a.s.ntargets = a.nhandled;
 		if (a.nhandled) {
-			sig = supervise(&a, &stops);
+			if (a.stopped_by)
+				sample_tick(&a.s);
+			sig = a.stopped_by ? a.stopped_by : supervise(&a, &stops);
 			finish(&a, sig);
 		} else if (host_tuner_leave(&a.host)) {
 			msg("the knobs could not all be restored: see `ksm-run --status`");
 		}
 	}
+	if (a.stopped_by)
+		return 128 + a.stopped_by;
 	return a.nrefused ? 1 : 0;
 }

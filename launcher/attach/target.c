@@ -198,7 +198,7 @@ static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_r
 		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
 	}
-	if (plan->process_wide && st.merge_any == (plan->disable ? 0 : 1) && r->merge_any >= 0) {
+	if (plan->process_wide && r->merge_any == (plan->disable ? 0 : 1)) {
 		r->outcome = TARGET_ALREADY;
 		return false;
 	}

@@ -110,8 +110,10 @@ _ksm_run_value() {
 		else
 			for w in $(_ksm_run_knobs "${_kr_words[0]}"); do list+=("$pre$w="); done
 		fi ;;
-	--estimate)
-		list=("${pre}all" "${pre}cgroup:")
+	--estimate | --attach | --detach)
+		# all is --estimate's only: --attach and --detach take PIDs or a cgroup.
+		[ "$opt" = --estimate ] && list=("${pre}all")
+		list+=("${pre}cgroup:")
 		for w in /proc/[0-9]*; do list+=("$pre${w#/proc/}"); done ;;
 	*)
 		for w in $(_ksm_run_values "$opt"); do list+=("$pre$w"); done ;;
