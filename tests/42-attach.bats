@@ -107,6 +107,13 @@ finish_attachee() {
 	grep -qx merge=1 "$WL_OUT"
 }
 
+@test "a target's name is its own to choose: the line shows it escaped" {
+	start_workload -- "$(attachee)" --name=$'\e]0;pwned\a\e[2J' sleep 30
+	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output != *$'\e'* && $output != *$'\a'* ]]
+	[[ $output == "$WL_PID ("*"]0;pwned"*"): enabled"* ]]
+}
+
 @test "--attach: the target's duplicate memory merges; INT ends ksm-run and not the target; --detach unmerges" {
 	local before ksm report=$BATS_TEST_TMPDIR/report
 	before=$(knobs_snapshot)

@@ -27,6 +27,7 @@
 #include "common/json.h"
 #include "common/msg.h"
 #include "common/procfs.h"
+#include "common/text.h"
 #include "eval/targets.h"
 #include "host/hosttune.h"
 #include "host/knobs.h"
@@ -67,7 +68,8 @@ static const char *yes_no(int v)
 
 static void print_line(const struct target_result *r, const struct target_plan *p)
 {
-	printf("%d (%s): %s", (int)r->pid, r->comm, outcome_word(r, p->disable));
+	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
+	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
 	if (r->outcome == TARGET_REFUSED) {
 		printf(": %s", r->why);
 		if (r->stops && !r->gone)

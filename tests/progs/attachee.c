@@ -11,6 +11,7 @@
  *   --dup=MIB        first fill MIB of anonymous memory with duplicate pages
  *   --regions=N      first map N separate one-page regions (many calls for
  *                    the madvise form: many stops)
+ *   --name=TEXT      its name (comm), as a hostile program may choose it
  *   --seccomp=errno|kill  first install a seccomp filter that answers
  *                    prctl and madvise with EPERM, or kills the process
  * It prints READY when the test starts (tests/helpers.bash's workloads).
@@ -285,6 +286,8 @@ int main(int argc, char **argv)
 			fill_duplicates(atol(argv[i] + 6));
 		else if (!strncmp(argv[i], "--regions=", 10))
 			map_regions(atol(argv[i] + 10));
+		else if (!strncmp(argv[i], "--name=", 7))
+			prctl(PR_SET_NAME, argv[i] + 7, 0, 0, 0);
 		else if (!strncmp(argv[i], "--seccomp=", 10))
 			seccomp_how = argv[i] + 10;
 	}
