@@ -78,7 +78,7 @@ bash_comp() {
 	[ "$status" = 0 ]
 	[ "$output" = $'--mode=\nnospace\n==' ]
 	run bash_comp 'ksm-run --no-'
-	[ "$output" = $'--no-inherit\n--no-preload\n--no-tune\n==' ]
+	[ "$output" = $'--no-inherit\n--no-preload\n--no-tune\n--no-wait\n==' ]
 	run bash_comp 'ksm-run -q --jso'
 	[ "$output" = $'--json\n==' ]
 	# the hidden options for completion itself are not offered

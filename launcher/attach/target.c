@@ -435,7 +435,7 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 	r->tid = pick_thread(pid);
 	/* In stops of BATCH_REGIONS regions at most; the prctl and the first secrets in the first. */
 	for (int first = 0; first == 0 || first < ps.n; first += BATCH_REGIONS) {
-		struct batch b = { ps.r + first, ps.n - first < BATCH_REGIONS ? ps.n - first : BATCH_REGIONS };
+		struct batch b = { ps.r ? ps.r + first : NULL, ps.n - first < BATCH_REGIONS ? ps.n - first : BATCH_REGIONS };
 		double stop;
 
 		if ((err = inject_begin(&in, r->tid, r->why, sizeof r->why))) {
