@@ -252,8 +252,11 @@ finish_attachee() {
 
 @test "200 attach and detach cycles on one process: it stays correct, nothing leaks" {
 	local i fds threads
-	# Long enough for the 400 runs of ksm-run (2 s here, about 10 times that sanitized).
-	start_workload -- "$(attachee)" --dup=4 threads "${SANITIZER_RUNTIME:+60}${SANITIZER_RUNTIME:-8}"
+	# Longer than the 400 runs of ksm-run (2 s here, 13 s sanitized), and
+	# short enough for wait_workload's 20 s after them.
+	local secs=8
+	[ -z "$SANITIZER_RUNTIME" ] || secs=25
+	start_workload -- "$(attachee)" --dup=4 threads $secs
 	sleep 0.3
 	fds=$(ls "/proc/$WL_PID/fd" | wc -l)
 	threads=$(ls "/proc/$WL_PID/task" | wc -l)
