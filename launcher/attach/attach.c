@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -147,6 +146,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 	a->res = xcalloc(a->targets.n, sizeof *a->res);
 	a->handled = xcalloc(a->targets.n, sizeof *a->handled);
 	sigfillset(&all);
+	sigdelset(&all, SIGALRM);       /* inject.c's bound on a wait for a stop */
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 		size_t len = strlen(a->list);
@@ -270,8 +270,6 @@ int attach_main(const struct opts *o)
 	if (sigprocmask(SIG_BLOCK, &stops, NULL))
 		die_errno(errno, "cannot block signals");
 	signal(SIGPIPE, SIG_IGN);
-	/* The stops are polled every 10 us: the default slack of 50 us would stretch them. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	bool follow = !plan.disable && !o->no_wait;
 
 	if (follow)

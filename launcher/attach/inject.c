@@ -38,8 +38,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "attach/inject.h"
@@ -68,33 +68,38 @@ static struct user_regs_struct *saved_regs(struct inject *in)
 
 enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_TIMEOUT, STOP_ERROR };
 
+static void alarm_rang(int sig)
+{
+	(void)sig;                      /* only to end a waitpid that waits too long */
+}
+
 /*
- * Waits for the thread's next stop, up to STOP_TIMEOUT_S: polled every
- * 10 us for 10 ms, then less often, since ksm-run holds its signals
- * blocked (no SIGCHLD, no alarm) and a stop comes within microseconds.  *SIG: the signal of a
- * signal-delivery or group stop.
+ * Waits for the thread's next stop, up to STOP_TIMEOUT_S.  waitpid blocks,
+ * so it returns the moment the thread stops (a stop wakes its tracer); an
+ * interval timer's SIGALRM, the one signal the caller leaves unblocked
+ * (inject.h), ends a wait for a thread that does not stop.  *SIG: the
+ * signal of a signal-delivery or group stop.
  */
 static enum stop_kind wait_stop(struct inject *in, int *sig)
 {
-	double start = now_s(), deadline = start + STOP_TIMEOUT_S;
-	long pause_ns = 10000;
+	static bool handler;
+	struct itimerval timeout = { { 0, 0 }, { (time_t)STOP_TIMEOUT_S, 0 } }, off = { { 0, 0 }, { 0, 0 } };
+	pid_t r;
 	int st;
 
-	for (;;) {
-		pid_t r = waitpid(in->tid, &st, __WALL | WNOHANG);
+	if (!handler) {
+		struct sigaction sa = { .sa_handler = alarm_rang };  /* no SA_RESTART: waitpid ends */
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return errno == ECHILD ? STOP_GONE : STOP_ERROR;
-		if (r == in->tid)
-			break;
-		if (now_s() > deadline)
-			return STOP_TIMEOUT;
-		nanosleep(&(struct timespec){ 0, pause_ns }, NULL);
-		if (pause_ns < 1000000 && now_s() - start > 0.01)
-			pause_ns *= 2;
+		sigemptyset(&sa.sa_mask);
+		handler = sigaction(SIGALRM, &sa, NULL) == 0;
 	}
+	setitimer(ITIMER_REAL, &timeout, NULL);
+	r = waitpid(in->tid, &st, __WALL);
+	setitimer(ITIMER_REAL, &off, NULL);
+	if (r < 0 && errno == EINTR)
+		return STOP_TIMEOUT;
+	if (r < 0)
+		return errno == ECHILD ? STOP_GONE : STOP_ERROR;
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		in->seized = in->stopped = false;
 		return STOP_GONE;

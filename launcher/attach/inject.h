@@ -7,6 +7,8 @@
  * interrupt stop, so that the kernel itself restarts a system call the
  * thread was blocked in, exactly as after any stop.
  *
+ * The stops are awaited with a blocking waitpid, bounded by an interval
+ * timer: the caller must leave SIGALRM unblocked, and not use that timer.
  * x86_64 only: elsewhere inject_begin() fails with -ENOSYS.
  */
 #ifndef KSMRUN_INJECT_H
