@@ -21,8 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if __has_include(<linux/seccomp.h>)    /* musl-gcc has no kernel headers */
+#define HAVE_SECCOMP_HEADERS 1
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#endif
 #include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -258,6 +261,13 @@ static void map_regions(long n)
 }
 
 /* prctl and madvise answered with EPERM, or the process killed for them. */
+#ifndef HAVE_SECCOMP_HEADERS
+static void install_seccomp(const char *how)
+{
+	fprintf(stderr, "attachee: built without kernel headers: no --seccomp=%s\n", how);
+	exit(2);
+}
+#else
 static void install_seccomp(const char *how)
 {
 	unsigned int action = !strcmp(how, "kill") ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | EPERM;
@@ -275,6 +285,7 @@ static void install_seccomp(const char *how)
 		exit(2);
 	}
 }
+#endif
 
 int main(int argc, char **argv)
 {
