@@ -176,10 +176,8 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 
 static bool any_alive(const struct attach_run *a)
 {
-	struct proc_stat st;
-
 	for (int i = 0; i < a->nhandled; i++)
-		if (proc_stat_read(a->handled[i], &st) == 0 && st.state != 'Z' && st.state != 'X')
+		if (proc_running(a->handled[i]))
 			return true;
 	return false;
 }

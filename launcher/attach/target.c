@@ -210,16 +210,6 @@ static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_r
 	return true;
 }
 
-/* Is thread TID of PID alive (not a zombie)? */
-static bool thread_alive(pid_t pid, long long tid)
-{
-	char path[64], text[1024], *p;
-
-	snprintf(path, sizeof path, "/proc/%d/task/%lld/stat", (int)pid, tid);
-	return read_text(path, text, sizeof text) == 0 && (p = strrchr(text, ')')) && p[1] == ' ' &&
-	       p[2] && p[2] != 'Z' && p[2] != 'X';
-}
-
 /* The thread that makes the calls: the main one, unless it has ended. */
 static pid_t pick_thread(pid_t pid)
 {
@@ -229,13 +219,13 @@ static pid_t pick_thread(pid_t pid)
 	pid_t found = pid;
 	DIR *d;
 
-	if (thread_alive(pid, pid))
+	if (proc_running(pid))
 		return pid;
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	if (!(d = opendir(path)))
 		return pid;
 	while ((e = readdir(d)))
-		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && thread_alive(pid, tid)) {
+		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && proc_running((pid_t)tid)) {
 			found = (pid_t)tid;
 			break;
 		}
@@ -245,12 +235,9 @@ static pid_t pick_thread(pid_t pid)
 
 static void read_comm(pid_t pid, char *comm, size_t len)
 {
-	char path[64];
+	struct proc_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-	if (read_text(path, comm, len))
-		snprintf(comm, len, "?");
-	comm[strcspn(comm, "\n")] = '\0';
+	snprintf(comm, len, "%s", proc_stat_read(pid, &st) ? "?" : st.comm);
 }
 
 /* Reads the regions to act on; -1 (said in R) when they cannot be. */
@@ -396,13 +383,6 @@ out:
 	seccomp_free(&sf);
 }
 
-static bool alive(pid_t pid)
-{
-	struct proc_stat st;
-
-	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
-}
-
 /* It died under us (killed, or another thread ended it): a clean refusal. */
 static void ended(struct target_result *r)
 {
@@ -442,7 +422,7 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 			r->outcome = TARGET_REFUSED;
 			if (err == -EPERM)
 				not_permitted(r);
-			else if (err == -ESRCH || !alive(pid))
+			else if (err == -ESRCH || !proc_running(pid))
 				ended(r);
 			goto done;
 		}
@@ -454,7 +434,7 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 			r->longest_stop_s = stop;
 		r->stops++;
 		r->restarted |= in.restarted;
-		if (err == -ESRCH || (r->outcome == TARGET_REFUSED && !alive(pid)))
+		if (err == -ESRCH || (r->outcome == TARGET_REFUSED && !proc_running(pid)))
 			ended(r);
 		else if (err && r->outcome != TARGET_REFUSED)
 			refuse(r, "it could not be let go cleanly: %s", strerror(-err));

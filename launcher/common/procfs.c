@@ -44,6 +44,13 @@ int proc_stat_read(pid_t pid, struct proc_stat *st)
 	return proc_stat_parse(buf, st);
 }
 
+bool proc_running(pid_t pid)
+{
+	struct proc_stat st;
+
+	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
 static void walk(pid_t pid, pid_t ppid, int depth, proc_visit_fn fn, void *arg)
 {
 	char path[80];

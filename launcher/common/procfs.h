@@ -20,6 +20,9 @@ struct proc_stat {
 /* Returns 0, or -1 when PID is gone or its stat cannot be read. */
 int proc_stat_read(pid_t pid, struct proc_stat *st);
 
+/* Does PID (a process, or a thread's TID) still run: there, and neither a zombie nor dead? */
+bool proc_running(pid_t pid);
+
 /*
  * Calls FN for every descendant of ROOT (not ROOT itself), parents before
  * children, through /proc/PID/task/TID/children; FN returns nonzero to skip

@@ -20,10 +20,7 @@
 
 bool survivor(const struct proc_info *p, pid_t main)
 {
-	struct proc_stat st;
-
-	return p->pid != main && p->alive && proc_stat_read(p->pid, &st) == 0 && st.state != 'Z' &&
-	       st.state != 'X';
+	return p->pid != main && p->alive && proc_running(p->pid);
 }
 
 /* Reaps whatever of ours has ended: reparented survivors are our children. */
