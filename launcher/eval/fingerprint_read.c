@@ -1,0 +1,283 @@
+/*
+ * fingerprint_read.c - checked decoding of fingerprints (fingerprint.h).
+ *
+ * A fingerprint may come from another machine, a broken copy or an
+ * attacker: nothing in it is trusted.  The length must be exactly what the
+ * header says, the checksum must match, and every record is decoded once
+ * before any is used, so that --combine refuses a bad file before it
+ * prints anything.  Counts are checked against each other (records against
+ * distinct contents against pages) so that no figure can exceed what was
+ * read; no allocation depends on a count in the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/text.h"
+#include "eval/accounting.h"
+#include "eval/fingerprint.h"
+
+uint32_t fp_crc32(const void *buf, size_t len)
+{
+	static uint32_t table[256];
+	const unsigned char *p = buf;
+	uint32_t crc = 0xffffffffu;
+
+	if (!table[1])
+		for (uint32_t i = 0; i < 256; i++) {
+			uint32_t c = i;
+			for (int k = 0; k < 8; k++)
+				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+			table[i] = c;
+		}
+	while (len--)
+		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+	return crc ^ 0xffffffffu;
+}
+
+bool fp_text_ok(const char *text)
+{
+	size_t n = strlen(text);
+	int k;
+
+	if (!n || n > FP_TEXT_MAX)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p += k) {
+		k = *p < 0x80 ? 1 : utf8_sequence(p);
+		if (!k || *p < 0x20 || *p == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+static uint64_t le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A minimal LEB128 varint of at most 65 bits.  1, or 0 when malformed. */
+static int varint(const unsigned char **pp, const unsigned char *end, unsigned __int128 *out)
+{
+	const unsigned char *p = *pp;
+	unsigned __int128 v = 0;
+	unsigned shift = 0;
+
+	for (;;) {
+		if (p == end || shift > 63)
+			return 0;
+		unsigned char b = *p++;
+		if (shift == 63 && (b & 0x7c))
+			return 0;               /* over 65 bits */
+		v |= (unsigned __int128)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (!b && shift > 7)
+				return 0;       /* not minimal */
+			break;
+		}
+	}
+	*pp = p;
+	*out = v;
+	return 1;
+}
+
+void fp_cursor_init(struct fp_cursor *c, const struct fingerprint *fp)
+{
+	c->p = fp->body;
+	c->end = fp->body + fp->body_len;
+	c->prev = 0;
+	c->left = fp->records;
+	c->started = false;
+}
+
+int fp_next(struct fp_cursor *c, struct fp_content *out)
+{
+	unsigned __int128 v, w;
+	uint64_t delta;
+
+	if (!c->left)
+		return c->p == c->end ? 0 : -1;
+	if (!varint(&c->p, c->end, &v))
+		return -1;
+	delta = (uint64_t)(v >> 1);
+	if (c->started && (!delta || c->prev + delta < c->prev))
+		return -1;                      /* not increasing, or past 2^64 */
+	out->hash = c->prev + delta;
+	out->pages = 1;
+	out->one_frame = false;
+	if (v & 1) {
+		if (!varint(&c->p, c->end, &w) || (w >> 1) > UINT64_MAX - 2)
+			return -1;
+		out->pages = (uint64_t)(w >> 1) + 2;
+		out->one_frame = w & 1;
+	}
+	c->prev = out->hash;
+	c->started = true;
+	c->left--;
+	return 1;
+}
+
+static int parse_text(const unsigned char *p, size_t n, char *out)
+{
+	memcpy(out, p, n);
+	out[n] = 0;
+	return strlen(out) == n && fp_text_ok(out);
+}
+
+/* The records, decoded once: order, sampling, and the totals they imply. */
+static int check_records(const struct fingerprint *fp, char *why, size_t whylen)
+{
+	const struct ksm_rule rule = { fp->max_page_sharing, fp->use_zero_pages != 0, fp->page_size };
+	struct ksm_tally t = { 0 };
+	struct fp_cursor c;
+	struct fp_content x;
+	uint64_t held = fp->zero_pages + fp->volatile_pages, n = 0;
+	int r;
+
+	fp_cursor_init(&c, fp);
+	while ((r = fp_next(&c, &x)) > 0) {
+		n++;
+		if (x.hash % fp->sample)
+			return fail(why, whylen, "corrupt: record %llu has a hash that sampling 1/%u would have left out",
+				    (unsigned long long)n, fp->sample);
+		if (x.pages > fp->pages - held)
+			return fail(why, whylen, "corrupt: the records hold more pages than the %llu read",
+				    (unsigned long long)fp->pages);
+		held += x.pages;
+		ksm_tally_content(&rule, &t, x.pages, x.one_frame);
+	}
+	if (r < 0)
+		return fail(why, whylen, "corrupt: record %llu of %llu is malformed (hashes must increase)",
+			    (unsigned long long)n + 1, (unsigned long long)fp->records);
+	/* At full resolution the workload's own figures follow from its records. */
+	ksm_tally_zero(&rule, &t, fp->zero_pages);
+	if (fp->sample == 1 && (t.pages_sharing != fp->own_sharing || t.pages_shared != fp->own_shared))
+		return fail(why, whylen, "corrupt: the records give pages_sharing %llu and pages_shared %llu, "
+			    "the header %llu and %llu", (unsigned long long)t.pages_sharing,
+			    (unsigned long long)t.pages_shared, (unsigned long long)fp->own_sharing,
+			    (unsigned long long)fp->own_shared);
+	return 0;
+}
+
+static int check_header(const struct fingerprint *fp, char *why, size_t whylen)
+{
+	if (fp->hash_fn != FP_HASH_PAGE_HASH)
+		return fail(why, whylen, "hash function %u is not known to this ksm-run (it knows %d: page_hash)",
+			    fp->hash_fn, FP_HASH_PAGE_HASH);
+	if (fp->page_size < 512 || fp->page_size > (1u << 30) || (fp->page_size & (fp->page_size - 1)))
+		return fail(why, whylen, "corrupt: page size %u is not a power of two in 512..1G", fp->page_size);
+	if (!fp->sample || fp->sample > FP_SAMPLE_MAX)
+		return fail(why, whylen, "corrupt: sampling 1/%u is not in 1..%d", fp->sample, FP_SAMPLE_MAX);
+	if (fp->max_page_sharing < 2 || fp->use_zero_pages > 1)
+		return fail(why, whylen, "corrupt: max_page_sharing %u or use_zero_pages %u out of range",
+			    fp->max_page_sharing, fp->use_zero_pages);
+	if (fp->zero_pages > fp->pages || fp->volatile_pages > fp->pages - fp->zero_pages ||
+	    fp->distinct > fp->pages || fp->records > fp->distinct ||
+	    (fp->sample == 1 && fp->records != fp->distinct) ||
+	    fp->own_sharing > fp->pages || fp->own_shared > fp->pages - fp->own_sharing ||
+	    fp->records > fp->body_len)
+		return fail(why, whylen, "corrupt: the header's counts contradict each other");
+	return 0;
+}
+
+int fp_parse(const unsigned char *buf, size_t len, struct fingerprint *fp, char *why, size_t whylen)
+{
+	size_t hl, ll;
+	uint64_t body;
+	uint32_t crc;
+
+	memset(fp, 0, sizeof *fp);
+	if (len < 8 || memcmp(buf, FP_MAGIC, 8))
+		return fail(why, whylen, "not a ksm-run fingerprint (no \"%s\" at its start)", FP_MAGIC);
+	if (len < FP_HEADER_BYTES + 4)
+		return fail(why, whylen, "truncated: %zu bytes, shorter than a header", len);
+	fp->version = (uint32_t)le(buf + 8, 4);
+	if (fp->version != FP_VERSION)
+		return fail(why, whylen, "format version %u; this ksm-run reads version %d", fp->version, FP_VERSION);
+	fp->hash_fn = (uint32_t)le(buf + 12, 4);
+	fp->page_size = (uint32_t)le(buf + 16, 4);
+	fp->sample = (uint32_t)le(buf + 20, 4);
+	fp->max_page_sharing = (uint32_t)le(buf + 24, 4);
+	fp->use_zero_pages = (uint32_t)le(buf + 28, 4);
+	fp->time = (int64_t)le(buf + 32, 8);
+	fp->pages = le(buf + 40, 8);
+	fp->zero_pages = le(buf + 48, 8);
+	fp->volatile_pages = le(buf + 56, 8);
+	fp->distinct = le(buf + 64, 8);
+	fp->own_sharing = le(buf + 72, 8);
+	fp->own_shared = le(buf + 80, 8);
+	fp->records = le(buf + 88, 8);
+	body = le(buf + 96, 8);
+	hl = (size_t)le(buf + 104, 2);
+	ll = (size_t)le(buf + 106, 2);
+	if (hl > FP_TEXT_MAX || ll > FP_TEXT_MAX || body > FP_FILE_MAX)
+		return fail(why, whylen, "corrupt: a length in the header is out of range");
+	if (len != FP_HEADER_BYTES + hl + ll + body + 4)
+		return fail(why, whylen, "%s: %zu bytes, the header says %llu", len < FP_HEADER_BYTES + hl + ll + body + 4 ?
+			    "truncated" : "corrupt (bytes after the end)", len,
+			    (unsigned long long)(FP_HEADER_BYTES + hl + ll + body + 4));
+	crc = fp_crc32(buf, len - 4);
+	if (crc != (uint32_t)le(buf + len - 4, 4))
+		return fail(why, whylen, "corrupt: checksum mismatch (CRC-32 %08x, the file says %08x)",
+			    crc, (unsigned)le(buf + len - 4, 4));
+	if ((hl && !parse_text(buf + FP_HEADER_BYTES, hl, fp->host)) ||
+	    !parse_text(buf + FP_HEADER_BYTES + hl, ll, fp->label))
+		return fail(why, whylen, "corrupt: the host name or label is not printable text");
+	fp->body = buf + FP_HEADER_BYTES + hl + ll;
+	fp->body_len = (size_t)body;
+	if (check_header(fp, why, whylen) < 0)
+		return -1;
+	return check_records(fp, why, whylen);
+}
+
+int fp_load(const char *path, unsigned char **buf, size_t *len, char *why, size_t whylen)
+{
+	struct stat st;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*buf = NULL;
+	if (fd < 0)
+		return fail(why, whylen, "%s", strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > FP_FILE_MAX) {
+		close(fd);
+		return fail(why, whylen, "not a regular file of at most %zu bytes", FP_FILE_MAX);
+	}
+	*buf = malloc((size_t)st.st_size + 1);
+	if (!*buf) {
+		close(fd);
+		return fail(why, whylen, "out of memory");
+	}
+	/* Read to the end, but never more than fstat said (the file may grow). */
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, *buf + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	*len = got;
+	return 0;
+}
