@@ -97,8 +97,11 @@ $(LIB): $(LIB_OBJS) $(CORE) preload/libksmenable.map
 $(O)/$(LIBNAME): $(LIB)
 	ln -sf $(SONAME) $@
 
+# --combine's error bounds take a square root: ksm-run links libm.
+RUN_LIBS  := -lm
+
 $(RUN): $(O)/launcher/main.o $(RUN_ARCHIVE) $(CORE)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(RUN_LIBS) $(LDLIBS)
 
 $(O)/ksmenable.pc: Makefile include/ksmenable.h $(O)/gen/paths.h
 	@mkdir -p $(dir $@)
@@ -138,7 +141,7 @@ $(O)/unit/test_core_%: tests/unit/test_core_%.c $(CORE)
 $(O)/unit/test_launcher_%: tests/unit/test_launcher_%.c $(RUN_ARCHIVE) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -pthread $(CFLAGS) $(LDFLAGS) -o $@ $< \
-		$(RUN_ARCHIVE) $(CORE) $(LDLIBS)
+		$(RUN_ARCHIVE) $(CORE) $(RUN_LIBS) $(LDLIBS)
 
 # test_preload_NAME.c: one module of the library, preload/NAME.c, on its own.
 $(O)/unit/test_preload_%: tests/unit/test_preload_%.c $(O)/preload/%.o $(CORE)
@@ -331,7 +334,7 @@ $(FUZZ_RUN): $(FUZZ_RUN_OBJS)
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h Makefile $(FUZZ_RUN) $(FUZZ_CORE)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilauncher $(FUZZ_CFLAGS) -fsanitize=fuzzer -MD -MP -o $@ $< \
-		$(FUZZ_RUN) $(FUZZ_CORE) $(FUZZ_LDFLAGS)
+		$(FUZZ_RUN) $(FUZZ_CORE) $(RUN_LIBS) $(FUZZ_LDFLAGS)
 
 # Seams at link time, no change to the code under test: options_parse ends
 # the process through exit() (die(), --help), which the harness catches;
