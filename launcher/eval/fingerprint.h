@@ -26,8 +26,8 @@
  *                then B bytes of body: R records in increasing hash order
  *                then 4 bytes: CRC-32 (IEEE, as zlib's) of all before it
  *
- * A record is varint(delta << 1 | more), delta = hash - the previous
- * record's hash (0 before the first; after it delta >= 1), and if MORE,
+ * A record is varint(delta << 1 | more), delta = (hash - the previous
+ * record's hash) / N (0 before the first; after it delta >= 1), and if MORE,
  * varint((pages - 2) << 1 | one_frame); without MORE the content is held
  * by 1 page.  ONE_FRAME: all its pages map one page frame (not copied
  * since a fork), which KSM never merges with itself.  Varints are LEB128:
@@ -85,7 +85,7 @@ int fp_load(const char *path, unsigned char **buf, size_t *len, char *why, size_
 /* Walks the records of a parsed fingerprint, in increasing hash order. */
 struct fp_cursor {
 	const unsigned char *p, *end;
-	uint64_t prev, left;
+	uint64_t prev, left, sample;
 	bool started;
 };
 void fp_cursor_init(struct fp_cursor *c, const struct fingerprint *fp);

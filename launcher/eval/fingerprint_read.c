@@ -107,6 +107,7 @@ void fp_cursor_init(struct fp_cursor *c, const struct fingerprint *fp)
 	c->end = fp->body + fp->body_len;
 	c->prev = 0;
 	c->left = fp->records;
+	c->sample = fp->sample;
 	c->started = false;
 }
 
@@ -119,7 +120,10 @@ int fp_next(struct fp_cursor *c, struct fp_content *out)
 		return c->p == c->end ? 0 : -1;
 	if (!varint(&c->p, c->end, &v))
 		return -1;
-	delta = (uint64_t)(v >> 1);
+	/* Deltas are in units of the sampling N. */
+	if ((v >> 1) > UINT64_MAX / c->sample)
+		return -1;
+	delta = (uint64_t)(v >> 1) * c->sample;
 	if (c->started && (!delta || c->prev + delta < c->prev))
 		return -1;                      /* not increasing, or past 2^64 */
 	out->hash = c->prev + delta;

@@ -6,7 +6,9 @@
  * Sorted 64-bit hashes of N distinct contents are about 2^64 / N apart, so
  * a delta takes 64 - log2(N) bits: 7 bytes of varint from N = 2^15 on.
  * The "more" bit shares the delta's varint because most contents are held
- * by one page: such a record is the delta alone.
+ * by one page: such a record is the delta alone.  Sampled hashes are all
+ * multiples of N: deltas are stored divided by N, so that a sample costs
+ * what a full fingerprint of as many contents does.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +45,7 @@ int fp_encode(struct fingerprint *fp, const struct fp_content *c, size_t n, unsi
 	body = buf + FP_HEADER_BYTES + hl + ll;
 	p = body;
 	for (size_t i = 0; i < n; i++) {
-		unsigned __int128 delta = c[i].hash - prev;
+		unsigned __int128 delta = (c[i].hash - prev) / fp->sample;
 		bool more = c[i].pages > 1;
 		p = put_varint(p, delta << 1 | more);
 		if (more)
