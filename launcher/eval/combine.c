@@ -228,8 +228,7 @@ static const char *mismatch(const struct fingerprint *a, const struct fingerprin
 	else if (a->sample != b->sample)
 		snprintf(buf, len, "sampling 1/%u and 1/%u", a->sample, b->sample);
 	else if (a->max_page_sharing != b->max_page_sharing)
-		snprintf(buf, len, "max_page_sharing %u and %u (each workload's own figures are "
-			 "counted with its host's)", a->max_page_sharing, b->max_page_sharing);
+		snprintf(buf, len, "max_page_sharing %u and %u", a->max_page_sharing, b->max_page_sharing);
 	else if (a->use_zero_pages != b->use_zero_pages)
 		snprintf(buf, len, "use_zero_pages %u and %u", a->use_zero_pages, b->use_zero_pages);
 	else
