@@ -49,6 +49,7 @@
 #define FP_TEXT_MAX 255                 /* host name, label */
 #define FP_SAMPLE_MAX 65536
 #define FP_FILE_MAX ((size_t)1 << 31)   /* what --combine reads of one file */
+#define FP_BYTES_MAX ((uint64_t)1 << 50) /* the memory of one fingerprint: 1 PiB */
 
 struct fingerprint {
 	uint32_t version, hash_fn, page_size, sample, max_page_sharing, use_zero_pages;

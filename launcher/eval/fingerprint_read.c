@@ -148,7 +148,10 @@ static int parse_text(const unsigned char *p, size_t n, char *out)
 	return strlen(out) == n && fp_text_ok(out);
 }
 
-/* The records, decoded once: order, sampling, and the totals they imply. */
+/*
+ * The records, decoded once: order and the totals they imply.  (Sampled
+ * hashes are multiples of N by their coding: deltas are stored over N.)
+ */
 static int check_records(const struct fingerprint *fp, char *why, size_t whylen)
 {
 	const struct ksm_rule rule = { fp->max_page_sharing, fp->use_zero_pages != 0, fp->page_size };
@@ -161,9 +164,6 @@ static int check_records(const struct fingerprint *fp, char *why, size_t whylen)
 	fp_cursor_init(&c, fp);
 	while ((r = fp_next(&c, &x)) > 0) {
 		n++;
-		if (x.hash % fp->sample)
-			return fail(why, whylen, "corrupt: record %llu has a hash that sampling 1/%u would have left out",
-				    (unsigned long long)n, fp->sample);
 		if (x.pages > fp->pages - held)
 			return fail(why, whylen, "corrupt: the records hold more pages than the %llu read",
 				    (unsigned long long)fp->pages);
@@ -195,6 +195,10 @@ static int check_header(const struct fingerprint *fp, char *why, size_t whylen)
 	if (fp->max_page_sharing < 2 || fp->use_zero_pages > 1)
 		return fail(why, whylen, "corrupt: max_page_sharing %u or use_zero_pages %u out of range",
 			    fp->max_page_sharing, fp->use_zero_pages);
+	/* Bounds that keep every figure in bytes within 64 bits. */
+	if (fp->pages > FP_BYTES_MAX / fp->page_size)
+		return fail(why, whylen, "corrupt: %llu pages of %u bytes is more memory than any machine has",
+			    (unsigned long long)fp->pages, fp->page_size);
 	if (fp->zero_pages > fp->pages || fp->volatile_pages > fp->pages - fp->zero_pages ||
 	    fp->distinct > fp->pages || fp->records > fp->distinct ||
 	    (fp->sample == 1 && fp->records != fp->distinct) ||
