@@ -260,6 +260,11 @@ BENCH_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard tests/bench/*/*.c))))
 BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%) $(BENCH_DIRS:tests/bench/%=$(O)/bench/%) \
 	$(O)/bench/empty.so
 
+# fpgen writes fingerprints with ksm-run's own encoder.
+$(O)/bench/fpgen: tests/bench/fpgen.c $(RUN_ARCHIVE) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O2 -g -o $@ $< $(RUN_ARCHIVE) $(CORE) $(RUN_LIBS)
+
 $(O)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl
@@ -274,14 +279,16 @@ $(O)/bench/empty.so: tests/bench/empty.c
 	$(CC) $(WARN) -std=c11 -O2 -fPIC -shared -o $@ $<
 
 # The library's costs, then ksm-run's tuning, then --estimate's accuracy and
-# speed, then the machine's tuner against ksmtuned and fixed rates on a host
-# workload (all but the first set KSM knobs for a while and put them back).
+# speed, then fingerprints and --combine, then the machine's tuner against
+# ksmtuned and fixed rates on a host workload (all but the first set KSM
+# knobs for a while and put them back).
 # BENCH_HOST=0 leaves out the host benchmark, which takes about 17 minutes.
 BENCH_HOST ?= 1
 bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/estimate-accuracy
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/fleet-bench
 	$(if $(filter 0,$(BENCH_HOST)),@echo "bench: tests/bench/host-bench left out (BENCH_HOST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/host-bench)
 
 # ---- Fuzzing (tests/fuzz/) -------------------------------------------------
