@@ -66,6 +66,14 @@ struct fp_content {
 	bool one_frame;
 };
 
+/* The layout of fingerprint_format.c: numbers of BYTES bytes, little-endian. */
+uint64_t fp_le_get(const unsigned char *p, int bytes);
+void fp_le_put(unsigned char *p, uint64_t v, int bytes);
+/* The header's fields (FP_HEADER_BYTES from BUF): the numbers, and the
+ * lengths of the body, host name and label; put writes the magic too. */
+void fp_header_get(const unsigned char *buf, struct fingerprint *fp, uint64_t *body, size_t *hl, size_t *ll);
+void fp_header_put(unsigned char *buf, const struct fingerprint *fp);
+
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of LEN bytes. */
 uint32_t fp_crc32(const void *buf, size_t len);
 

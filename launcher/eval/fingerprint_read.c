@@ -18,51 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/text.h"
 #include "eval/accounting.h"
 #include "eval/fingerprint.h"
-
-uint32_t fp_crc32(const void *buf, size_t len)
-{
-	static uint32_t table[256];
-	const unsigned char *p = buf;
-	uint32_t crc = 0xffffffffu;
-
-	if (!table[1])
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
-		}
-	while (len--)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return crc ^ 0xffffffffu;
-}
-
-bool fp_text_ok(const char *text)
-{
-	size_t n = strlen(text);
-	int k;
-
-	if (!n || n > FP_TEXT_MAX)
-		return false;
-	for (const unsigned char *p = (const unsigned char *)text; *p; p += k) {
-		k = *p < 0x80 ? 1 : utf8_sequence(p);
-		if (!k || *p < 0x20 || *p == 0x7f)
-			return false;
-	}
-	return true;
-}
-
-static uint64_t le(const unsigned char *p, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = bytes - 1; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 __attribute__((format(printf, 3, 4)))
 static int fail(char *why, size_t whylen, const char *fmt, ...)
@@ -219,25 +176,9 @@ int fp_parse(const unsigned char *buf, size_t len, struct fingerprint *fp, char 
 		return fail(why, whylen, "not a ksm-run fingerprint (no \"%s\" at its start)", FP_MAGIC);
 	if (len < FP_HEADER_BYTES + 4)
 		return fail(why, whylen, "truncated: %zu bytes, shorter than a header", len);
-	fp->version = (uint32_t)le(buf + 8, 4);
+	fp_header_get(buf, fp, &body, &hl, &ll);
 	if (fp->version != FP_VERSION)
 		return fail(why, whylen, "format version %u; this ksm-run reads version %d", fp->version, FP_VERSION);
-	fp->hash_fn = (uint32_t)le(buf + 12, 4);
-	fp->page_size = (uint32_t)le(buf + 16, 4);
-	fp->sample = (uint32_t)le(buf + 20, 4);
-	fp->max_page_sharing = (uint32_t)le(buf + 24, 4);
-	fp->use_zero_pages = (uint32_t)le(buf + 28, 4);
-	fp->time = (int64_t)le(buf + 32, 8);
-	fp->pages = le(buf + 40, 8);
-	fp->zero_pages = le(buf + 48, 8);
-	fp->volatile_pages = le(buf + 56, 8);
-	fp->distinct = le(buf + 64, 8);
-	fp->own_sharing = le(buf + 72, 8);
-	fp->own_shared = le(buf + 80, 8);
-	fp->records = le(buf + 88, 8);
-	body = le(buf + 96, 8);
-	hl = (size_t)le(buf + 104, 2);
-	ll = (size_t)le(buf + 106, 2);
 	if (hl > FP_TEXT_MAX || ll > FP_TEXT_MAX || body > FP_FILE_MAX)
 		return fail(why, whylen, "corrupt: a length in the header is out of range");
 	if (len != FP_HEADER_BYTES + hl + ll + body + 4)
@@ -245,9 +186,9 @@ int fp_parse(const unsigned char *buf, size_t len, struct fingerprint *fp, char 
 			    "truncated" : "corrupt (bytes after the end)", len,
 			    (unsigned long long)(FP_HEADER_BYTES + hl + ll + body + 4));
 	crc = fp_crc32(buf, len - 4);
-	if (crc != (uint32_t)le(buf + len - 4, 4))
+	if (crc != (uint32_t)fp_le_get(buf + len - 4, 4))
 		return fail(why, whylen, "corrupt: checksum mismatch (CRC-32 %08x, the file says %08x)",
-			    crc, (unsigned)le(buf + len - 4, 4));
+			    crc, (unsigned)fp_le_get(buf + len - 4, 4));
 	if ((hl && !parse_text(buf + FP_HEADER_BYTES, hl, fp->host)) ||
 	    !parse_text(buf + FP_HEADER_BYTES + hl, ll, fp->label))
 		return fail(why, whylen, "corrupt: the host name or label is not printable text");

@@ -15,13 +15,6 @@
 
 #include "eval/fingerprint.h"
 
-static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
-{
-	for (int i = 0; i < bytes; i++, v >>= 8)
-		*p++ = (unsigned char)v;
-	return p;
-}
-
 static unsigned char *put_varint(unsigned char *p, unsigned __int128 v)
 {
 	while (v >= 0x80) {
@@ -56,27 +49,11 @@ int fp_encode(struct fingerprint *fp, const struct fp_content *c, size_t n, unsi
 	fp->hash_fn = FP_HASH_PAGE_HASH;
 	fp->records = n;
 	fp->body_len = (size_t)(p - body);
-	memcpy(buf, FP_MAGIC, 8);
-	put_le(buf + 8, fp->version, 4);
-	put_le(buf + 12, fp->hash_fn, 4);
-	put_le(buf + 16, fp->page_size, 4);
-	put_le(buf + 20, fp->sample, 4);
-	put_le(buf + 24, fp->max_page_sharing, 4);
-	put_le(buf + 28, fp->use_zero_pages, 4);
-	put_le(buf + 32, (uint64_t)fp->time, 8);
-	put_le(buf + 40, fp->pages, 8);
-	put_le(buf + 48, fp->zero_pages, 8);
-	put_le(buf + 56, fp->volatile_pages, 8);
-	put_le(buf + 64, fp->distinct, 8);
-	put_le(buf + 72, fp->own_sharing, 8);
-	put_le(buf + 80, fp->own_shared, 8);
-	put_le(buf + 88, fp->records, 8);
-	put_le(buf + 96, fp->body_len, 8);
-	put_le(buf + 104, hl, 2);
-	put_le(buf + 106, ll, 2);
+	fp_header_put(buf, fp);
 	memcpy(buf + FP_HEADER_BYTES, fp->host, hl);
 	memcpy(buf + FP_HEADER_BYTES + hl, fp->label, ll);
-	p = put_le(p, fp_crc32(buf, (size_t)(p - buf)), 4);
+	fp_le_put(p, fp_crc32(buf, (size_t)(p - buf)), 4);
+	p += 4;
 	*out = buf;
 	*len = (size_t)(p - buf);
 	return 0;
