@@ -11,17 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "common/files.h"
 #include "common/msg.h"
 #include "common/parse.h"
-#include "eval/fingerprint.h"
 #include "host/knobs.h"
 #include "host/metrics.h"
 #include "ksmenable.h"
 #include "options.h"
+#include "options_fleet.h"
 
 enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
@@ -314,74 +311,6 @@ static void set_action(struct opts *o, enum action a, const char *opt)
 	o->action = a;
 }
 
-/* Each --estimate is a target apart; all of them are read in one scan. */
-static void estimate_option(struct opts *o, const char *arg)
-{
-	if (o->fp.n == FP_TARGETS_MAX)
-		die("--estimate=%s: at most %d targets in one run", arg, FP_TARGETS_MAX);
-	o->fp.req[o->fp.n++] = (struct fp_request){ .target = arg };
-	if (!o->estimate)
-		o->estimate = arg;
-}
-
-/* The --estimate that a --fingerprint or --label after it belongs to. */
-static struct fp_request *last_target(struct opts *o, const char *opt, const char *arg)
-{
-	if (!o->fp.n)
-		die("--%s=%s: goes after the --estimate=TARGET it belongs to "
-		    "(ksm-run --estimate=TARGET --label=NAME --fingerprint=FILE)", opt, arg);
-	return &o->fp.req[o->fp.n - 1];
-}
-
-static void fingerprint_option(struct opts *o, const char *arg)
-{
-	struct fp_request *q = last_target(o, "fingerprint", arg);
-	char why[PATH_MAX + 128];
-
-	if (q->file)
-		die("--fingerprint=%s: --estimate=%s has a fingerprint already (%s); "
-		    "give each --estimate one --fingerprint", arg, q->target, q->file);
-	if (file_check_new(arg, why, sizeof why))
-		die("--fingerprint=%s: %s (accepted: a file in an existing directory)", arg, why);
-	for (size_t i = 0; i + 1 < o->fp.n; i++)
-		if (o->fp.req[i].file && !strcmp(o->fp.req[i].file, arg))
-			die("--fingerprint=%s: named twice (for --estimate=%s and --estimate=%s)", arg,
-			    o->fp.req[i].target, q->target);
-	q->file = arg;
-}
-
-static void label_option(struct opts *o, const char *arg)
-{
-	struct fp_request *q = last_target(o, "label", arg);
-
-	if (q->label)
-		die("--label=%s: --estimate=%s has a label already (%s)", arg, q->target, q->label);
-	if (!fp_text_ok(arg))
-		die("--label=%s: not a label (accepted: 1 to %d printable characters, no tab or newline)",
-		    arg, FP_TEXT_MAX);
-	q->label = arg;
-}
-
-static void sample_option(struct opts *o, const char *arg)
-{
-	long long n;
-
-	if (parse_ll(arg, 1, FP_SAMPLE_MAX, &n))
-		die("--sample=%s: not a whole number in 1..%d (the contents whose hash is 0 modulo N "
-		    "are kept; 1 keeps all)", arg, FP_SAMPLE_MAX);
-	o->fp.sample = (unsigned)n;
-}
-
-static void per_cgroup_option(struct opts *o, const char *arg)
-{
-	struct stat st;
-
-	if (stat(arg, &st) || !S_ISDIR(st.st_mode) || access(arg, W_OK | X_OK))
-		die("--fingerprint-per-cgroup=%s: not a directory this user can write in "
-		    "(accepted: an existing directory)", arg);
-	o->fp.per_cgroup = arg;
-}
-
 static void take_option(struct opts *o, int c, int idx, const char *arg)
 {
 	/* A value given on the command line must say something. */
@@ -410,17 +339,17 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_ALL: o->report_all = true; break;
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
-	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); estimate_option(o, arg); break;
-	case O_FINGERPRINT: fingerprint_option(o, arg); break;
-	case O_LABEL: label_option(o, arg); break;
-	case O_SAMPLE: sample_option(o, arg); break;
+	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); fleet_estimate_option(o, arg); break;
+	case O_FINGERPRINT: fleet_fingerprint_option(o, arg); break;
+	case O_LABEL: fleet_label_option(o, arg); break;
+	case O_SAMPLE: fleet_sample_option(o, arg); break;
 	case O_FP_FORMAT:
 		if (strcmp(arg, "binary") && strcmp(arg, "tsv"))
 			die("--fingerprint-format=%s: accepted: binary, tsv", arg);
 		o->fp.tsv = !strcmp(arg, "tsv");
 		o->fp_format_given = true;
 		break;
-	case O_FP_PER_CGROUP: per_cgroup_option(o, arg); break;
+	case O_FP_PER_CGROUP: fleet_per_cgroup_option(o, arg); break;
 	case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
@@ -449,34 +378,6 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_LIST_OPTIONS: list_options(); exit(0);
 	case O_LIST_KNOBS: list_knobs(); exit(0);
 	}
-}
-
-/* Fingerprints are taken by --estimate and read by --combine. */
-static void check_fleet(struct opts *o, char **cmd)
-{
-	size_t files = 0;
-
-	for (size_t i = 0; i < o->fp.n; i++)
-		if (o->fp.req[i].label && !o->fp.req[i].file)
-			die("--label=%s names the fingerprint of --estimate=%s: add --fingerprint=FILE after it",
-			    o->fp.req[i].label, o->fp.req[i].target);
-	if (!fp_wanted(&o->fp) && (o->fp.sample || o->fp_format_given))
-		die("--sample and --fingerprint-format go with a fingerprint: "
-		    "ksm-run --estimate=TARGET --fingerprint=FILE --sample=N");
-	if (o->fp.per_cgroup && o->action != ACT_ESTIMATE)
-		die("--fingerprint-per-cgroup goes with --estimate");
-	if (o->matrix && o->action != ACT_COMBINE)
-		die("--matrix goes with --combine (ksm-run --combine --matrix FILE FILE...)");
-	if (o->action != ACT_COMBINE)
-		return;
-	while (cmd[files])
-		files++;
-	if (!files)
-		die("--combine needs the fingerprints to combine (ksm-run --combine FILE...)");
-	if (o->matrix && files < 2)
-		die("--combine --matrix compares pairs: it needs two fingerprints or more, not one ('%s')", cmd[0]);
-	if (o->allow || o->deny || o->settle)
-		die("--allow, --deny and --settle are for --estimate; --combine reads fingerprints only");
 }
 
 /* The evaluation modes' own rules. */
@@ -631,7 +532,7 @@ char **options_parse(int argc, char **argv, struct opts *o)
 	}
 	cmd = argv + optind;
 	check_host_figures(o);
-	check_fleet(o, cmd);
+	fleet_check(o, cmd);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
