@@ -98,6 +98,10 @@ void fleet_check(struct opts *o, char **cmd)
 	if (!fp_wanted(&o->fp) && (o->fp.sample || o->fp_format_given))
 		die("--sample and --fingerprint-format go with a fingerprint: "
 		    "ksm-run --estimate=TARGET --fingerprint=FILE --sample=N");
+	if (o->fp.tsv && o->fp.sample > 1)
+		die("--fingerprint-format=tsv with --sample=%u: the TSV is for SQL at full resolution "
+		    "(the SQL of ksm-run(1) does not scale a sample); a sampled fingerprint is for --combine, "
+		    "which keeps each workload's own figures exact", o->fp.sample);
 	if (o->fp.per_cgroup && o->action != ACT_ESTIMATE)
 		die("--fingerprint-per-cgroup goes with --estimate");
 	if (o->matrix && o->action != ACT_COMBINE)

@@ -83,6 +83,8 @@ within_bound() {
 	refused "--fingerprint=f.kfp" "named twice" -- --estimate="$p" --fingerprint=f.kfp --estimate=1 --fingerprint=f.kfp
 	refused "--fingerprint=g.kfp" "has a fingerprint already" -- --estimate="$p" --fingerprint=f.kfp --fingerprint=g.kfp
 	refused "--fingerprint-format=xml" "accepted: binary, tsv" -- --estimate="$p" --fingerprint=f.kfp --fingerprint-format=xml
+	refused "--fingerprint-format=tsv with --sample=16" "full resolution" -- --estimate="$p" --fingerprint=f.tsv \
+		--fingerprint-format=tsv --sample=16
 	refused "--fingerprint-per-cgroup=/nonexistent-dir" "an existing directory" -- --estimate="$p" --fingerprint-per-cgroup=/nonexistent-dir
 	refused "--fingerprint-per-cgroup goes with --estimate" -- --fingerprint-per-cgroup=. --combine f.kfp
 	refused "--combine needs the fingerprints" -- --combine

@@ -112,7 +112,7 @@ int fp_encode(struct fingerprint *fp, const struct fp_content *c, size_t n, unsi
  * The same content as text, for SQL engines: a header line, then one row
  * per content: hash (16 hex digits), pages, one_frame (0 or 1), label;
  * and two rows whose hash is "pages" (the pages read) and "zero" (zero
- * pages).  Sampled fingerprints are not for the SQL of ksm-run(1).
+ * pages).  Only at full resolution (options_fleet.c refuses a sample).
  */
 void fp_write_tsv(FILE *f, const struct fingerprint *fp, const struct fp_content *c, size_t n);
 

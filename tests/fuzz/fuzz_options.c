@@ -126,6 +126,7 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 	FUZZ_CHECK(o->fp.sample <= FP_SAMPLE_MAX && (!o->fp.sample || fp_wanted(&o->fp)),
 		   "--sample=%u without a fingerprint", o->fp.sample);
 	FUZZ_CHECK(!o->fp.per_cgroup || o->action == ACT_ESTIMATE, "--fingerprint-per-cgroup without --estimate");
+	FUZZ_CHECK(!o->fp.tsv || o->fp.sample <= 1, "a sampled TSV");
 	if (o->action == ACT_COMBINE)
 		FUZZ_CHECK(cmd[0] && (!o->matrix || cmd[1]), "--combine without files, or --matrix with one");
 	else
