@@ -28,6 +28,7 @@ struct holder {
 	size_t file;
 	uint64_t pages;
 	bool one_frame;
+	uint64_t alone;                 /* its pages_sharing in that workload alone */
 };
 
 struct merge {
@@ -80,7 +81,7 @@ static uint64_t sharing_of(const struct ksm_rule *rule, uint64_t n, bool one_fra
 }
 
 /* One content held by H (NH files): its gain, and each pair's for --matrix. */
-static void add_content(struct combine_result *r, const struct holder *h, size_t nh, double *g2, double *gs2,
+static void add_content(struct combine_result *r, struct holder *h, size_t nh, double *g2, double *gs2,
 			double *pair_g2)
 {
 	uint64_t total = 0, own = 0, own_shared = 0, shared, s, sh;
@@ -88,7 +89,8 @@ static void add_content(struct combine_result *r, const struct holder *h, size_t
 
 	for (size_t i = 0; i < nh; i++) {
 		total += h[i].pages;
-		own += sharing_of(&r->rule, h[i].pages, h[i].one_frame, &sh);
+		h[i].alone = sharing_of(&r->rule, h[i].pages, h[i].one_frame, &sh);
+		own += h[i].alone;
 		own_shared += sh;
 	}
 	/* Held by one workload alone, it stays what it was there. */
@@ -103,10 +105,8 @@ static void add_content(struct combine_result *r, const struct holder *h, size_t
 		return;
 	for (size_t i = 0; i < nh; i++)
 		for (size_t j = i + 1; j < nh; j++) {
-			uint64_t a = sharing_of(&r->rule, h[i].pages, h[i].one_frame, &sh);
-			uint64_t b = sharing_of(&r->rule, h[j].pages, h[j].one_frame, &sh);
 			double pg = (double)sharing_of(&r->rule, h[i].pages + h[j].pages, false, &sh) -
-				    (double)a - (double)b;
+				    (double)h[i].alone - (double)h[j].alone;
 			size_t lo = h[i].file < h[j].file ? h[i].file : h[j].file;
 			size_t x = lo * r->n + (h[i].file ^ h[j].file ^ lo);    /* the upper triangle */
 			r->pair_gain[x] += pg;
@@ -182,7 +182,7 @@ int combine_compute(struct combine_result *r, bool matrix)
 		size_t nh = 0;
 		while (m.nheap && m.head[m.heap[0]].hash == hash) {
 			size_t f = m.heap[0];
-			h[nh++] = (struct holder){ f, m.head[f].pages, m.head[f].one_frame };
+			h[nh++] = (struct holder){ f, m.head[f].pages, m.head[f].one_frame, 0 };
 			advance_top(&m);
 		}
 		add_content(r, h, nh, &g2, &gs2, pair_g2);
