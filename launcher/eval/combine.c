@@ -31,41 +31,47 @@ struct holder {
 	uint64_t alone;                 /* its pages_sharing in that workload alone */
 };
 
+/* The heap holds each file's current hash beside it: no indirection in
+ * the comparisons, which are most of --combine's time. */
+struct slot {
+	uint64_t hash;
+	size_t file;
+};
+
 struct merge {
 	struct fp_cursor *cur;
 	struct fp_content *head;        /* each file's current record */
-	size_t *heap, nheap;            /* files by head hash */
+	struct slot *heap;              /* files by head hash */
+	size_t nheap;
 };
-
-static bool before(const struct merge *m, size_t a, size_t b)
-{
-	return m->head[a].hash < m->head[b].hash;
-}
 
 static void sift_down(struct merge *m, size_t i)
 {
+	struct slot x = m->heap[i];
+
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, s = i, t;
-		if (l < m->nheap && before(m, m->heap[l], m->heap[s]))
-			s = l;
-		if (r < m->nheap && before(m, m->heap[r], m->heap[s]))
-			s = r;
-		if (s == i)
-			return;
-		t = m->heap[i];
-		m->heap[i] = m->heap[s];
-		m->heap[s] = t;
-		i = s;
+		size_t c = 2 * i + 1;
+		if (c >= m->nheap)
+			break;
+		if (c + 1 < m->nheap && m->heap[c + 1].hash < m->heap[c].hash)
+			c++;
+		if (m->heap[c].hash >= x.hash)
+			break;
+		m->heap[i] = m->heap[c];
+		i = c;
 	}
+	m->heap[i] = x;
 }
 
-/* Moves file F of the heap's top to its next record (or out). */
+/* Moves the heap's top file to its next record (or out of the heap). */
 static void advance_top(struct merge *m)
 {
-	size_t f = m->heap[0];
+	size_t f = m->heap[0].file;
 
 	/* Records were all decoded once by fp_parse: no error here. */
-	if (fp_next(&m->cur[f], &m->head[f]) <= 0)
+	if (fp_next(&m->cur[f], &m->head[f]) > 0)
+		m->heap[0].hash = m->head[f].hash;
+	else
 		m->heap[0] = m->heap[--m->nheap];
 	if (m->nheap)
 		sift_down(m, 0);
@@ -169,7 +175,7 @@ int combine_compute(struct combine_result *r, bool matrix)
 		const struct fingerprint *fp = &r->in[i].fp;
 		fp_cursor_init(&m.cur[i], fp);
 		if (fp_next(&m.cur[i], &m.head[i]) > 0)
-			m.heap[m.nheap++] = i;
+			m.heap[m.nheap++] = (struct slot){ m.head[i].hash, i };
 		r->rmap_items += fp->pages;
 		r->sum_sharing += fp->own_sharing;
 		r->sum_shared += fp->own_shared;
@@ -178,10 +184,10 @@ int combine_compute(struct combine_result *r, bool matrix)
 	for (size_t i = m.nheap / 2 + 1; i-- > 0;)
 		sift_down(&m, i);
 	while (m.nheap) {
-		uint64_t hash = m.head[m.heap[0]].hash;
+		uint64_t hash = m.heap[0].hash;
 		size_t nh = 0;
-		while (m.nheap && m.head[m.heap[0]].hash == hash) {
-			size_t f = m.heap[0];
+		while (m.nheap && m.heap[0].hash == hash) {
+			size_t f = m.heap[0].file;
 			h[nh++] = (struct holder){ f, m.head[f].pages, m.head[f].one_frame, 0 };
 			advance_top(&m);
 		}

@@ -32,29 +32,34 @@ static int fail(char *why, size_t whylen, const char *fmt, ...)
 	return -1;
 }
 
-/* A minimal LEB128 varint of at most 65 bits.  1, or 0 when malformed. */
+/*
+ * A minimal LEB128 varint of at most 65 bits: 1, or 0 when malformed.  The
+ * first nine bytes (63 bits) in 64-bit arithmetic; only a tenth byte adds
+ * the top two bits.
+ */
 static int varint(const unsigned char **pp, const unsigned char *end, unsigned __int128 *out)
 {
 	const unsigned char *p = *pp;
-	unsigned __int128 v = 0;
-	unsigned shift = 0;
+	uint64_t v = 0;
+	unsigned char b;
 
-	for (;;) {
-		if (p == end || shift > 63)
+	for (unsigned shift = 0; shift < 63; shift += 7) {
+		if (p == end)
 			return 0;
-		unsigned char b = *p++;
-		if (shift == 63 && (b & 0x7c))
-			return 0;               /* over 65 bits */
-		v |= (unsigned __int128)(b & 0x7f) << shift;
-		shift += 7;
+		b = *p++;
+		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
-			if (!b && shift > 7)
+			if (!b && shift)
 				return 0;       /* not minimal */
-			break;
+			*pp = p;
+			*out = v;
+			return 1;
 		}
 	}
+	if (p == end || (b = *p++) > 3 || !b)
+		return 0;               /* over 65 bits, on, or not minimal */
 	*pp = p;
-	*out = v;
+	*out = (unsigned __int128)(b >> 1) << 64 | (unsigned __int128)((uint64_t)(b & 1) << 63 | v);
 	return 1;
 }
 
