@@ -8,24 +8,18 @@
 #include "eval/accounting.h"
 #include "kernel_abi.h"
 
-uint64_t ksm_stable_pages(const struct ksm_rule *r, uint64_t n)
-{
-	return (n + r->max_page_sharing - 1) / r->max_page_sharing;
-}
-
 void ksm_tally_content(const struct ksm_rule *r, struct ksm_tally *t, uint64_t n, bool one_frame)
 {
-	uint64_t stable;
+	uint64_t sharing = ksm_sharing(r, n, one_frame);
 
 	if (!n)
 		return;
-	if (n == 1 || one_frame) {
+	if (!sharing) {
 		t->pages_unshared++;
 		return;
 	}
-	stable = ksm_stable_pages(r, n);
-	t->pages_shared += stable;
-	t->pages_sharing += n - stable;
+	t->pages_shared += n - sharing;
+	t->pages_sharing += sharing;
 }
 
 void ksm_tally_zero(const struct ksm_rule *r, struct ksm_tally *t, uint64_t n)

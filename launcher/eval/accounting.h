@@ -23,9 +23,19 @@ struct ksm_tally {
 	uint64_t zero_pages;            /* merged with the zero page (use_zero_pages=1) */
 };
 
-/* Stable pages KSM keeps for a content held by N pages: one per
- * max_page_sharing mappings (the chains of stable_node_dups). */
-uint64_t ksm_stable_pages(const struct ksm_rule *r, uint64_t n);
+/* Stable pages KSM keeps for a content held by N >= 1 pages: one per
+ * max_page_sharing mappings (the chains of stable_node_dups).  Inline:
+ * --matrix asks it for every pair of every shared content. */
+static inline uint64_t ksm_stable_pages(const struct ksm_rule *r, uint64_t n)
+{
+	return n <= r->max_page_sharing ? 1 : (n + r->max_page_sharing - 1) / r->max_page_sharing;
+}
+
+/* Pages sharing for a content held by N pages (see ksm_tally_content). */
+static inline uint64_t ksm_sharing(const struct ksm_rule *r, uint64_t n, bool one_frame)
+{
+	return n < 2 || one_frame ? 0 : n - ksm_stable_pages(r, n);
+}
 
 /*
  * Adds a content held by N pages.  ONE_FRAME: all N map one page frame

@@ -111,7 +111,8 @@ static void add_content(struct combine_result *r, struct holder *h, size_t nh, d
 		return;
 	for (size_t i = 0; i < nh; i++)
 		for (size_t j = i + 1; j < nh; j++) {
-			double pg = (double)sharing_of(&r->rule, h[i].pages + h[j].pages, false, &sh) -
+			/* Two workloads' pages never map one frame: all merge. */
+			double pg = (double)ksm_sharing(&r->rule, h[i].pages + h[j].pages, false) -
 				    (double)h[i].alone - (double)h[j].alone;
 			size_t lo = h[i].file < h[j].file ? h[i].file : h[j].file;
 			size_t x = lo * r->n + (h[i].file ^ h[j].file ^ lo);    /* the upper triangle */
