@@ -97,8 +97,11 @@ $(LIB): $(LIB_OBJS) $(CORE) preload/libksmenable.map
 $(O)/$(LIBNAME): $(LIB)
 	ln -sf $(SONAME) $@
 
+# --combine's error bounds take a square root: ksm-run links libm.
+RUN_LIBS  := -lm
+
 $(RUN): $(O)/launcher/main.o $(RUN_ARCHIVE) $(CORE)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(RUN_LIBS) $(LDLIBS)
 
 $(O)/ksmenable.pc: Makefile include/ksmenable.h $(O)/gen/paths.h
 	@mkdir -p $(dir $@)
@@ -138,7 +141,7 @@ $(O)/unit/test_core_%: tests/unit/test_core_%.c $(CORE)
 $(O)/unit/test_launcher_%: tests/unit/test_launcher_%.c $(RUN_ARCHIVE) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -pthread $(CFLAGS) $(LDFLAGS) -o $@ $< \
-		$(RUN_ARCHIVE) $(CORE) $(LDLIBS)
+		$(RUN_ARCHIVE) $(CORE) $(RUN_LIBS) $(LDLIBS)
 
 # test_preload_NAME.c: one module of the library, preload/NAME.c, on its own.
 $(O)/unit/test_preload_%: tests/unit/test_preload_%.c $(O)/preload/%.o $(CORE)
@@ -257,6 +260,11 @@ BENCH_DIRS := $(sort $(patsubst %/,%,$(dir $(wildcard tests/bench/*/*.c))))
 BENCHES   := $(BENCH_SRCS:tests/bench/%.c=$(O)/bench/%) $(BENCH_DIRS:tests/bench/%=$(O)/bench/%) \
 	$(O)/bench/empty.so
 
+# fpgen writes fingerprints with ksm-run's own encoder.
+$(O)/bench/fpgen: tests/bench/fpgen.c $(RUN_ARCHIVE) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O2 -g -o $@ $< $(RUN_ARCHIVE) $(CORE) $(RUN_LIBS)
+
 $(O)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl
@@ -271,8 +279,9 @@ $(O)/bench/empty.so: tests/bench/empty.c
 	$(CC) $(WARN) -std=c11 -O2 -fPIC -shared -o $@ $<
 
 # The library's costs, then ksm-run's tuning, then --estimate's accuracy and
-# speed, then the machine's tuner against ksmtuned and fixed rates on a host
-# workload (all but the first set KSM knobs for a while and put them back).
+# speed, then fingerprints and --combine, then the machine's tuner against
+# ksmtuned and fixed rates on a host workload (all but the first set KSM
+# knobs for a while and put them back).
 # BENCH_HOST=0 leaves out the host benchmark, which takes about 17 minutes.
 BENCH_HOST ?= 1
 bench: all progs $(BENCHES)
@@ -280,6 +289,7 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/estimate-accuracy
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/attach-bench
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/fleet-bench
 	$(if $(filter 0,$(BENCH_HOST)),@echo "bench: tests/bench/host-bench left out (BENCH_HOST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/host-bench)
 
 # ---- Fuzzing (tests/fuzz/) -------------------------------------------------
@@ -332,7 +342,7 @@ $(FUZZ_RUN): $(FUZZ_RUN_OBJS)
 
 $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h Makefile $(FUZZ_RUN) $(FUZZ_CORE)
 	$(FUZZ_CC) $(CPPFLAGS) -Ilauncher $(FUZZ_CFLAGS) -fsanitize=fuzzer -MD -MP -o $@ $< \
-		$(FUZZ_RUN) $(FUZZ_CORE) $(FUZZ_LDFLAGS)
+		$(FUZZ_RUN) $(FUZZ_CORE) $(RUN_LIBS) $(FUZZ_LDFLAGS)
 
 # Seams at link time, no change to the code under test: options_parse ends
 # the process through exit() (die(), --help), which the harness catches;

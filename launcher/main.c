@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attach/attach.h"
+#include "eval/combine.h"
 #include "eval/estimate.h"
 #include "host/daemon.h"
 #include "host/election.h"
@@ -31,11 +32,13 @@ int main(int argc, char **argv)
 	switch (o.action) {
 	case ACT_ESTIMATE: {
 		struct estimate_opts eo = {
-			.target = o.estimate, .allow = o.allow, .deny = o.deny,
+			.target = o.estimate, .fp = &o.fp, .allow = o.allow, .deny = o.deny,
 			.settle = o.settle, .json = o.json, .output = o.report_file,
 		};
 		return estimate_main(&eo);
 	}
+	case ACT_COMBINE:
+		return combine_main(cmd, o.matrix, o.json, o.report_file);
 	case ACT_STATUS:
 		return o.watch ? status_watch(o.watch, o.json) : status_main(o.json);
 	case ACT_RESTORE:

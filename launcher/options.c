@@ -18,13 +18,16 @@
 #include "host/metrics.h"
 #include "ksmenable.h"
 #include "options.h"
+#include "options_attach.h"
+#include "options_fleet.h"
 
 enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
 	O_NO_PRELOAD, O_SET, O_NO_TUNE, O_KEEP, O_STRICT, O_REPORT_FILE, O_JSON, O_INTERVAL,
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
-	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_ATTACH, O_DETACH, O_NO_WAIT,
+	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
+	O_FP_FORMAT, O_FP_PER_CGROUP, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
 };
 
 /* --watch's interval when it is given without one. */
@@ -68,6 +71,13 @@ static const struct option base_opts[] = {
 	{ "detach", required_argument, NULL, O_DETACH },
 	{ "no-wait", no_argument, NULL, O_NO_WAIT },
 	{ "settle", required_argument, NULL, O_SETTLE },
+	{ "fingerprint", required_argument, NULL, O_FINGERPRINT },
+	{ "label", required_argument, NULL, O_LABEL },
+	{ "sample", required_argument, NULL, O_SAMPLE },
+	{ "fingerprint-format", required_argument, NULL, O_FP_FORMAT },
+	{ "fingerprint-per-cgroup", required_argument, NULL, O_FP_PER_CGROUP },
+	{ "combine", no_argument, NULL, O_COMBINE },
+	{ "matrix", no_argument, NULL, O_MATRIX },
 	{ "profile", no_argument, NULL, O_PROFILE },
 	{ "threshold", required_argument, NULL, O_THRESHOLD },
 	{ "daemon", no_argument, NULL, O_DAEMON },
@@ -89,6 +99,9 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
+"       ksm-run --estimate=TARGET [--label=NAME] --fingerprint=FILE [--estimate=...]...\n"
+"               [--sample=N] [--fingerprint-format=binary|tsv] [--fingerprint-per-cgroup=DIR]\n"
+"       ksm-run --combine [--matrix] [--json] FILE...\n"
 "       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --attach=TARGET [--no-wait] [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
 "       ksm-run --detach=TARGET [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
@@ -147,6 +160,15 @@ static void usage(FILE *f)
 "  --estimate=TARGET   predict the savings of running processes without KSM;\n"
 "                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
 "  --settle=SECONDS    with --estimate: two passes; pages that change are volatile\n"
+"  --fingerprint=FILE  with --estimate: also write the content fingerprint of the\n"
+"                      TARGET before it (each --estimate is a target apart)\n"
+"  --label=NAME        the name of the --estimate before it, in its fingerprint\n"
+"  --fingerprint-per-cgroup=DIR  one fingerprint per cgroup of the targets\n"
+"  --sample=N          keep the contents whose hash is 0 modulo N (default 1)\n"
+"  --fingerprint-format=binary|tsv  binary (default), or text for SQL engines\n"
+"  --combine FILE...   what KSM would save if the fingerprints' workloads ran\n"
+"                      on one host, and the gain of putting them together\n"
+"  --matrix            with --combine: the gain of every pair of fingerprints\n"
 "  --profile           run COMMAND with all memory mergeable and recommend an\n"
 "                      allow list from what merged\n"
 "  --threshold=PCT     with --profile: keep this share of the merged memory (95)\n"
@@ -300,8 +322,8 @@ static void list_knobs(void)
 static void set_action(struct opts *o, enum action a, const char *opt)
 {
 	if (o->action != ACT_RUN && o->action != a)
-		die("%s cannot be combined with --estimate, --profile, --status, --restore, --daemon, "
-		    "--attach or --detach", opt);
+		die("%s cannot be combined with --estimate, --combine, --profile, --status, --restore, "
+		    "--daemon, --attach or --detach", opt);
 	o->action = a;
 }
 
@@ -333,7 +355,19 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_ALL: o->report_all = true; break;
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
-	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); o->estimate = arg; break;
+	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); fleet_estimate_option(o, arg); break;
+	case O_FINGERPRINT: fleet_fingerprint_option(o, arg); break;
+	case O_LABEL: fleet_label_option(o, arg); break;
+	case O_SAMPLE: fleet_sample_option(o, arg); break;
+	case O_FP_FORMAT:
+		if (strcmp(arg, "binary") && strcmp(arg, "tsv"))
+			die("--fingerprint-format=%s: accepted: binary, tsv", arg);
+		o->fp.tsv = !strcmp(arg, "tsv");
+		o->fp_format_given = true;
+		break;
+	case O_FP_PER_CGROUP: fleet_per_cgroup_option(o, arg); break;
+	case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
+	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
 	case O_PROFILE: set_action(o, ACT_PROFILE, "--profile"); break;
 	case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); o->attach = arg; break;
@@ -503,42 +537,6 @@ static void check_library_settings(struct opts *o)
 		die("%s", why);
 }
 
-/*
- * --attach and --detach act on processes that run: no command, no library
- * options, TARGET without "all"; --detach changes no knob.
- */
-static void check_attach(struct opts *o, char **cmd)
-{
-	const char *opt = o->action == ACT_ATTACH ? "--attach" : "--detach";
-	char items[4096], *save = NULL;
-
-	if (*cmd)
-		die("%s acts on processes that already run and takes no command ('%s')", opt, cmd[0]);
-	snprintf(items, sizeof items, "%s", o->attach);
-	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save))
-		if (!strcmp(it, "all"))
-			die("%s=%s: 'all' is not accepted (every process of the machine); give PIDs or "
-			    "cgroup:PATH", opt, o->attach);
-	if (o->preload || o->no_preload || o->no_inherit || o->rescan || o->log || o->end_survivors)
-		die("%s cannot take --preload, --no-preload, --no-inherit, --rescan-ms, --log or "
-		    "--end-survivors: no library is loaded into the targets", opt);
-	if (o->mode && strcmp(o->mode, "prctl") && strcmp(o->mode, "madvise"))
-		die("%s --mode=%s: accepted are prctl (the default) and madvise", opt, o->mode);
-	if (o->mode && !strcmp(o->mode, "prctl") && (o->allow || o->deny || o->min_size))
-		die("%s --mode=prctl is process-wide: it cannot take --allow, --deny or --min-size", opt);
-	if (o->action == ACT_DETACH && (o->knobs.n || o->no_tune || o->keep || o->strict || o->take_over ||
-					o->report_file || o->report_all || o->quiet || o->metrics_file))
-		die("--detach changes no knob and writes no report: it cannot take knob, tuning or report options");
-	if (o->action == ACT_ATTACH && o->no_wait && (o->knobs.n || o->no_tune || o->keep || o->strict ||
-						       o->take_over || o->report_file || o->report_all ||
-						       o->metrics_file))
-		die("--attach --no-wait only enables: it cannot take knob, tuning or report options");
-	if (!o->mode && !o->allow && !o->deny && !o->min_size)
-		o->mode = "prctl";
-	check_knob_combination(o);
-	check_library_settings(o);
-}
-
 char **options_parse(int argc, char **argv, struct opts *o)
 {
 	char **cmd;
@@ -560,6 +558,7 @@ char **options_parse(int argc, char **argv, struct opts *o)
 	if (o->no_wait && o->action != ACT_ATTACH)
 		die("--no-wait goes with --attach (--detach never waits)");
 	check_host_figures(o);
+	fleet_check(o, cmd);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
@@ -568,7 +567,10 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		check_knob_combination(o);
 		check_library_settings(o);
 	}
-	if (o->action == ACT_ATTACH || o->action == ACT_DETACH)
-		check_attach(o, cmd);
+	if (o->action == ACT_ATTACH || o->action == ACT_DETACH) {
+		attach_check(o, cmd);
+		check_knob_combination(o);
+		check_library_settings(o);
+	}
 	return cmd;
 }

@@ -9,16 +9,23 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "eval/fingerprint_take.h"
 #include "host/knobs.h"
 
-enum action { ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON, ACT_ATTACH, ACT_DETACH };
+enum action {
+	ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_COMBINE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON, ACT_ATTACH,
+	ACT_DETACH,
+};
 
 struct opts {
 	enum action action;
 	/* Library settings, passed on as KSM_ENABLE_*; NULL when not given. */
 	const char *mode, *allow, *deny, *min_size, *rescan, *log;
 	bool no_inherit;
-	const char *preload, *report_file, *estimate;
+	const char *preload, *report_file;
+	const char *estimate;           /* the first --estimate's TARGET; all are in fp */
+	struct fp_options fp;           /* every --estimate, and their fingerprints */
+	bool fp_format_given, matrix;   /* --fingerprint-format, --combine --matrix */
 	const char *attach;             /* --attach or --detach: the TARGET */
 	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;

@@ -96,3 +96,7 @@ fuzz_briefly() {
 @test "fuzz: --estimate's targets (targets_resolve)" {
 	fuzz_briefly targets
 }
+
+@test "fuzz: fingerprints from anywhere, and their round trip (fp_parse, fp_encode, combine_compute)" {
+	fuzz_briefly fingerprint
+}

@@ -101,6 +101,25 @@ bash_comp() {
 		debug error info quiet warn == none scan-time == 0 1 ==)" ]
 }
 
+@test "bash and zsh: --fingerprint-format= completes its values, --fingerprint= files, --fingerprint-per-cgroup= directories, the words after --combine fingerprint files" {
+	mkdir "$BATS_TEST_TMPDIR/plan" "$BATS_TEST_TMPDIR/plan/webdir"
+	touch "$BATS_TEST_TMPDIR/plan/web.kfp"
+	cd "$BATS_TEST_TMPDIR/plan"
+	run bash_comp 'ksm-run --fingerprint-format=' 'ksm-run --estimate=1 --fingerprint=web.' \
+		'ksm-run --estimate=1 --fingerprint-per-cgroup=we' 'ksm-run --combine web.' \
+		'ksm-run --combine --matrix web.kfp web.'
+	[ "$status" = 0 ]
+	[ "$output" = "$(printf '%s\n' binary tsv == web.kfp == webdir == web.kfp == web.kfp ==)" ]
+	command -v zsh >/dev/null || skip_or_fail "no zsh (install zsh; tests/install-deps does)"
+	run zsh -f "$TOP/tests/helpers/zsh-complete.zsh" "$ZSH_COMP_DIR" 'ksm-run --combine web.' \
+		'ksm-run --fingerprint-format=' 'ksm-run --estimate=1 --fingerprint=web.'
+	echo "$output"
+	[ "$status" = 0 ]
+	[ "$(answer 1)" = web.kfp ]
+	[ "$(answer 2)" = "$(printf '%s\n' binary tsv)" ]
+	[ "$(answer 3)" = web.kfp ]
+}
+
 @test "bash: --set completes the writable knobs in /sys/kernel/mm/ksm as NAME=, then known values" {
 	[ -d "$KSM" ] || skip_or_fail "no $KSM (kernel without KSM)"
 	run bash_comp 'ksm-run --set '
@@ -185,7 +204,7 @@ PY
 @test "the values both completions offer are those of ksm-run --help" {
 	local help opt want
 	help=$(ksm-run --help)
-	for opt in mode log advisor; do
+	for opt in mode log advisor fingerprint-format; do
 		want=$(grep -o -- "--$opt=[a-z|-]*" <<<"$help" | head -n 1 | cut -d= -f2 | tr '|' ' ')
 		[ -n "$want" ]
 		run bash -c 'source "$0"; _ksm_run_values "$1"' "$BASH_COMP" "--$opt"

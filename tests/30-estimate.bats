@@ -4,45 +4,13 @@
 
 load helpers
 load launcher_helpers
+load estimate_helpers
 
 LAUNCHER_REQUIRES="root ksm jq"
 
 # Each test starts with ksmd stopped, at the fast rates, and holding nothing
 # of earlier tests (in this file or before it).
 setup_extra() { settle_ksm; }
-
-scans_reached() { [ "$(cat $KSM/full_scans)" -ge "$1" ]; }
-
-estimate() {
-	run --separate-stderr "$KSM_RUN" --estimate="$@" --json
-	[ "$status" = 0 ] || { echo "ksm-run: $status $stderr"; return 1; }
-	EST=$output
-}
-
-est() { jq -r ".$1" <<<"$EST"; }
-
-# within_pct A B PCT: |A - B| <= PCT% of B.
-within_pct() {
-	local a=$1 b=$2 pct=$3 d
-	d=$((a > b ? a - b : b - a))
-	[ $((d * 100)) -le $((b * pct)) ] || { echo "$a and $b differ by more than $pct%"; return 1; }
-}
-
-# Let KSM merge the targets until pages_sharing stays unchanged over three
-# windows of two full scans.
-converge() {
-	local prev=-1 cur f same=0
-	echo 1 >$KSM/run
-	for _ in $(seq 60); do
-		f=$(cat $KSM/full_scans)
-		wait_until 20 scans_reached $((f + 2))
-		cur=$(cat $KSM/pages_sharing)
-		if [ "$cur" = "$prev" ]; then same=$((same + 1)); else same=0; fi
-		[ $same -ge 2 ] && return 0
-		prev=$cur
-	done
-	return 1
-}
 
 predict_then_merge() {
 	echo 0 >$KSM/run

@@ -13,6 +13,7 @@ _ksm_run_values() {
 	--mode) echo auto prctl madvise off ;;
 	--log) echo quiet error warn info debug ;;
 	--advisor) echo none scan-time ;;
+	--fingerprint-format) echo binary tsv ;;
 	--smart-scan | --use-zero-pages | --merge-across-nodes) echo 0 1 ;;
 	esac
 }
@@ -100,9 +101,13 @@ _ksm_run_reply() {
 _ksm_run_value() {
 	local opt=$1 cur=$2 pre=${2:0:$3} v=${2:$3} w list=()
 	case $opt in
-	--preload | --report-file)
+	--preload | --report-file | --fingerprint)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$v")
+		return 0 ;;
+	--fingerprint-per-cgroup)
+		compopt -o filenames 2>/dev/null
+		mapfile -t COMPREPLY < <(compgen -d -- "$v")
 		return 0 ;;
 	--set)
 		if [[ $v == *=* ]]; then
@@ -122,8 +127,16 @@ _ksm_run_value() {
 }
 
 # The command from word $1 on, with its arguments: completed as a command
-# line of its own.
+# line of its own; after --combine, the words are fingerprint files.
 _ksm_run_command() {
+	local w
+	for w in "${_kr_words[@]:1:$1-1}"; do
+		if [[ $w == --combine ]]; then
+			compopt -o filenames 2>/dev/null
+			mapfile -t COMPREPLY < <(compgen -f -- "${_kr_words[_kr_cword]}")
+			return 0
+		fi
+	done
 	if declare -F _command_offset >/dev/null; then
 		# bash-completion: the command's own completion.
 		_command_offset "${_kr_at[$1]}"

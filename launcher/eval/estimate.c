@@ -34,6 +34,7 @@
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
+#include "eval/fingerprint_take.h"
 #include "eval/present.h"
 #include "eval/regionclass.h"
 #include "eval/targets.h"
@@ -368,6 +369,13 @@ static long knob(const char *name, long fallback)
 	return (long)v;
 }
 
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* The PFN of the shared zero page, where pagemap shows PFNs (root). */
 static uint64_t find_zero_pfn(size_t page)
 {
@@ -388,6 +396,34 @@ static uint64_t find_zero_pfn(size_t page)
 	return (e & PM_PRESENT) ? e & PM_PFN_MASK : 0;
 }
 
+/* The processes of every --estimate, sorted, without repeats. */
+static int resolve_all(const struct estimate_opts *o, struct pid_list *pids)
+{
+	size_t i, k, n = o->fp && o->fp->n ? o->fp->n : 1;
+	char why[512];
+
+	memset(pids, 0, sizeof *pids);
+	for (i = 0; i < n; i++) {
+		const char *target = o->fp && o->fp->n ? o->fp->req[i].target : o->target;
+		struct pid_list l;
+		if (targets_resolve(target, &l, why, sizeof why) < 0) {
+			msg("--estimate=%s: %s", target, why);
+			pid_list_free(pids);
+			return -1;
+		}
+		pids->pids = xgrow(pids->pids, &pids->cap, pids->n + l.n, sizeof *pids->pids);
+		memcpy(pids->pids + pids->n, l.pids, l.n * sizeof *l.pids);
+		pids->n += l.n;
+		pid_list_free(&l);
+	}
+	qsort(pids->pids, pids->n, sizeof *pids->pids, by_pid);
+	for (i = k = 0; i < pids->n; i++)
+		if (!k || pids->pids[i] != pids->pids[k - 1])
+			pids->pids[k++] = pids->pids[i];
+	pids->n = k;
+	return 0;
+}
+
 static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list *pids)
 {
 	struct est_result *r = s->res;
@@ -406,10 +442,8 @@ static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list 
 	}
 	s->sel.allow = &s->allow;
 	s->sel.deny = &s->deny;
-	if (targets_resolve(o->target, pids, why, sizeof why) < 0) {
-		msg("--estimate=%s: %s", o->target, why);
+	if (resolve_all(o, pids) < 0)
 		return -1;
-	}
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
 	r->page_size = (long long)s->page;
 	r->nprocs = pids->n;
@@ -528,6 +562,8 @@ int estimate_main(const struct estimate_opts *o)
 	estimate_print(out, &res, o->json);
 	if (out != stdout)
 		fclose(out);
+	if (o->fp && fp_wanted(o->fp))
+		status = fingerprints_take(&s, o->fp);
 out:
 	for (i = 0; i < res.nclasses; i++)
 		free(res.classes[i].name);

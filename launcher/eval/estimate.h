@@ -8,8 +8,11 @@
 
 #include <stdbool.h>
 
+struct fp_options;
+
 struct estimate_opts {
-	const char *target;        /* --estimate=TARGET */
+	const char *target;        /* --estimate=TARGET: the first one */
+	const struct fp_options *fp;  /* every --estimate, their fingerprints */
 	const char *allow, *deny;  /* --allow, --deny: selector lists, or NULL */
 	double settle;             /* --settle=SECONDS; 0: a single pass */
 	bool json;                 /* --json */

@@ -13,14 +13,20 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "eval/accounting.h"
 #include "eval/contents.h"
 #include "eval/estimate_predict.h"
 #include "kernel_abi.h"
 
-/* KSM keeps one stable page per max_page_sharing mappings of a content. */
-static uint64_t stable_pages(uint64_t n, int mps)
+struct ksm_rule est_rule(const struct est_result *r)
 {
-	return (n + (uint64_t)mps - 1) / (uint64_t)mps;
+	return (struct ksm_rule){ (uint64_t)r->max_page_sharing, r->use_zero_pages != 0,
+				  (uint64_t)r->page_size };
+}
+
+bool frames_never_merge(int kpf, uint64_t n, uint64_t first_pfn, uint64_t last_pfn)
+{
+	return n >= 2 && first_pfn == last_pfn && !kpage_is_ksm(kpf, first_pfn);
 }
 
 struct frame_rec {
@@ -50,6 +56,7 @@ static int by_hash_pfn(const void *a, const void *b)
 
 static void compare_frames(struct scan *s, struct est_result *r)
 {
+	const struct ksm_rule rule = est_rule(r);
 	struct frame_rec *v;
 	size_t i, j, n = 0;
 	long long frames = 0;
@@ -75,13 +82,14 @@ static void compare_frames(struct scan *s, struct est_result *r)
 		for (j = i + 1; j < n && v[j].hash == v[i].hash; j++)
 			frames += v[j].pfn != v[j - 1].pfn;
 		frames++;
-		uint64_t m = j - i, shared;
-		if (m < 2 || v[i].pfn != v[j - 1].pfn || kpage_is_ksm(kpf, v[i].pfn))
+		uint64_t m = j - i;
+		struct ksm_tally merged = { 0 };
+		if (!frames_never_merge(kpf, m, v[i].pfn, v[j - 1].pfn))
 			continue;
 		/* One frame, m mappings, not a KSM page: nothing to merge. */
-		shared = stable_pages(m, r->max_page_sharing);
-		r->pages_sharing -= m - shared;
-		r->pages_shared -= shared;
+		ksm_tally_content(&rule, &merged, m, false);
+		r->pages_sharing -= merged.pages_sharing;
+		r->pages_shared -= merged.pages_shared;
 		r->pages_unshared++;
 		r->across_pages -= r->across_pages >= m - 1 ? m - 1 : r->across_pages;
 		r->single_frame_pages += m;
@@ -97,6 +105,8 @@ static void compare_frames(struct scan *s, struct est_result *r)
 int predict(struct scan *s)
 {
 	struct est_result *r = s->res;
+	const struct ksm_rule rule = est_rule(r);
+	struct ksm_tally tally = { 0 };
 	struct contents t;
 	size_t i, j, k;
 
@@ -125,18 +135,14 @@ int predict(struct scan *s)
 		}
 		p->candidate = p->nrec;
 	}
-	for (k = 0; k < t.cap; k++) {
-		uint64_t n = t.counts[k], shared;
-		if (!n)
-			continue;
-		if (n == 1) {
-			r->pages_unshared++;
-			continue;
-		}
-		shared = stable_pages(n, r->max_page_sharing);
-		r->pages_shared += shared;
-		r->pages_sharing += n - shared;
-	}
+	/* Zero pages are in the table as a content unless use_zero_pages. */
+	for (k = 0; k < t.cap; k++)
+		ksm_tally_content(&rule, &tally, t.counts[k], false);
+	if (r->use_zero_pages)
+		ksm_tally_zero(&rule, &tally, r->zero_pages);
+	r->pages_shared = tally.pages_shared;
+	r->pages_sharing = tally.pages_sharing;
+	r->pages_unshared = tally.pages_unshared;
 	/* N pages of D contents held by K (content, process) pairs: merging
 	 * within each process alone saves N - K, across processes K - D more. */
 	r->distinct = t.used;
@@ -145,8 +151,8 @@ int predict(struct scan *s)
 	r->across_pages = t.process_pairs - t.used;
 	compare_frames(s, r);
 	r->rmap_items = r->candidate;
-	r->profit_bytes = (long long)(r->pages_sharing + (r->use_zero_pages ? r->zero_pages : 0)) * (long long)s->page
-			  - (long long)r->rmap_items * KSM_RMAP_ITEM_BYTES;
+	tally.pages_sharing = r->pages_sharing;
+	r->profit_bytes = ksm_profit_bytes(&rule, &tally, r->rmap_items);
 
 	/* Fair shares: each page of a content held n times saves sharing/n. */
 	for (i = 0; i < s->nregs; i++) {
@@ -164,7 +170,7 @@ int predict(struct scan *s)
 				share = 1;
 			} else {
 				n = contents_count(&t, h);
-				share = n > 1 ? (double)(n - stable_pages(n, r->max_page_sharing)) / (double)n : 0;
+				share = n > 1 ? (double)(n - ksm_stable_pages(&rule, n)) / (double)n : 0;
 			}
 			c->saved += share;
 			p->saved += share;

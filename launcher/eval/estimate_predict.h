@@ -51,6 +51,17 @@ struct scan {
 	int progress;
 };
 
+struct ksm_rule;
+/* The kernel's accounting rule of the machine that was read. */
+struct ksm_rule est_rule(const struct est_result *r);
+
+/*
+ * N mappings of one content whose first and last page frame (sorted) are
+ * one frame that is not a KSM page (KPF, /proc/kpageflags): shared since a
+ * fork, and never merged, since KSM does not merge a page with itself.
+ */
+bool frames_never_merge(int kpf, uint64_t n, uint64_t first_pfn, uint64_t last_pfn);
+
 /* Counts the contents of the scanned records and predicts what KSM would
  * reach into s->res.  Returns 0, or -1 when out of memory. */
 int predict(struct scan *s);

@@ -23,7 +23,8 @@
  * tests/04-fuzz.bats do; failed checks still reach stderr, see fuzz.h); knob options stat and read /sys/kernel/mm/ksm, never write.
  *
  * --daemon's options (--take-over, --steady, --max-cpu, --min-profit) are
- * checked too: its own only with it, and none of a command's beside it.
+ * checked too: its own only with it, and none of a command's beside it; and
+ * the fingerprint options and --combine by the rules of options_fleet.c.
  *
  * Input: the arguments after argv[0], separated by NUL bytes.
  */
@@ -31,6 +32,7 @@
 #include <setjmp.h>
 
 #include "common/msg.h"
+#include "eval/fingerprint.h"
 #include "fuzz.h"
 #include "options.h"
 
@@ -109,6 +111,26 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 	else
 		FUZZ_CHECK(!o->steady && !o->max_cpu_given && !o->min_profit_given,
 			   "--steady, --max-cpu or --min-profit without --daemon");
+	/* Fingerprints: each --estimate a target, labels and files after one,
+	 * only with --estimate; --combine with files, --matrix with two. */
+	FUZZ_CHECK(o->fp.n <= FP_TARGETS_MAX && (o->fp.n > 0) == (o->action == ACT_ESTIMATE),
+		   "%zu targets with action %d", o->fp.n, o->action);
+	for (size_t i = 0; i < o->fp.n; i++) {
+		const struct fp_request *q = &o->fp.req[i];
+		FUZZ_CHECK(q->target && *q->target && (!q->label || (q->file && fp_text_ok(q->label))),
+			   "target %zu: a label without a file, or not a label", i);
+		for (size_t j = 0; j < i; j++)
+			FUZZ_CHECK(!q->file || !o->fp.req[j].file || strcmp(q->file, o->fp.req[j].file),
+				   "--fingerprint=%s twice", q->file);
+	}
+	FUZZ_CHECK(o->fp.sample <= FP_SAMPLE_MAX && (!o->fp.sample || fp_wanted(&o->fp)),
+		   "--sample=%u without a fingerprint", o->fp.sample);
+	FUZZ_CHECK(!o->fp.per_cgroup || o->action == ACT_ESTIMATE, "--fingerprint-per-cgroup without --estimate");
+	FUZZ_CHECK(!o->fp.tsv || o->fp.sample <= 1, "a sampled TSV");
+	if (o->action == ACT_COMBINE)
+		FUZZ_CHECK(cmd[0] && (!o->matrix || cmd[1]), "--combine without files, or --matrix with one");
+	else
+		FUZZ_CHECK(!o->matrix, "--matrix without --combine");
 	{
 		const char *values[] = { o->mode, o->allow, o->deny, o->min_size, o->rescan, o->log,
 					 o->preload, o->report_file, o->estimate };

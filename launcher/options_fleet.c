@@ -1,0 +1,119 @@
+/*
+ * options_fleet.c - the options of fingerprints and --combine, for
+ * options.c: every --estimate a target apart, the --label and
+ * --fingerprint after it, --sample, --fingerprint-per-cgroup, and the
+ * rules that tie them to --estimate and --combine.  All refused with 125
+ * before anything is read or written.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "common/msg.h"
+#include "common/parse.h"
+#include "eval/fingerprint.h"
+#include "options.h"
+#include "options_fleet.h"
+
+/* Each --estimate is a target apart; all of them are read in one scan. */
+void fleet_estimate_option(struct opts *o, const char *arg)
+{
+	if (o->fp.n == FP_TARGETS_MAX)
+		die("--estimate=%s: at most %d targets in one run", arg, FP_TARGETS_MAX);
+	o->fp.req[o->fp.n++] = (struct fp_request){ .target = arg };
+	if (!o->estimate)
+		o->estimate = arg;
+}
+
+/* The --estimate that a --fingerprint or --label after it belongs to. */
+static struct fp_request *last_target(struct opts *o, const char *opt, const char *arg)
+{
+	if (!o->fp.n)
+		die("--%s=%s: goes after the --estimate=TARGET it belongs to "
+		    "(ksm-run --estimate=TARGET --label=NAME --fingerprint=FILE)", opt, arg);
+	return &o->fp.req[o->fp.n - 1];
+}
+
+void fleet_fingerprint_option(struct opts *o, const char *arg)
+{
+	struct fp_request *q = last_target(o, "fingerprint", arg);
+	char why[PATH_MAX + 128];
+
+	if (q->file)
+		die("--fingerprint=%s: --estimate=%s has a fingerprint already (%s); "
+		    "give each --estimate one --fingerprint", arg, q->target, q->file);
+	if (file_check_new(arg, why, sizeof why))
+		die("--fingerprint=%s: %s (accepted: a file in an existing directory)", arg, why);
+	for (size_t i = 0; i + 1 < o->fp.n; i++)
+		if (o->fp.req[i].file && !strcmp(o->fp.req[i].file, arg))
+			die("--fingerprint=%s: named twice (for --estimate=%s and --estimate=%s)", arg,
+			    o->fp.req[i].target, q->target);
+	q->file = arg;
+}
+
+void fleet_label_option(struct opts *o, const char *arg)
+{
+	struct fp_request *q = last_target(o, "label", arg);
+
+	if (q->label)
+		die("--label=%s: --estimate=%s has a label already (%s)", arg, q->target, q->label);
+	if (!fp_text_ok(arg))
+		die("--label=%s: not a label (accepted: 1 to %d printable characters, no tab or newline)",
+		    arg, FP_TEXT_MAX);
+	q->label = arg;
+}
+
+void fleet_sample_option(struct opts *o, const char *arg)
+{
+	long long n;
+
+	if (parse_ll(arg, 1, FP_SAMPLE_MAX, &n))
+		die("--sample=%s: not a whole number in 1..%d (the contents whose hash is 0 modulo N "
+		    "are kept; 1 keeps all)", arg, FP_SAMPLE_MAX);
+	o->fp.sample = (unsigned)n;
+}
+
+void fleet_per_cgroup_option(struct opts *o, const char *arg)
+{
+	struct stat st;
+
+	if (stat(arg, &st) || !S_ISDIR(st.st_mode) || access(arg, W_OK | X_OK))
+		die("--fingerprint-per-cgroup=%s: not a directory this user can write in "
+		    "(accepted: an existing directory)", arg);
+	o->fp.per_cgroup = arg;
+}
+
+/* Fingerprints are taken by --estimate and read by --combine. */
+void fleet_check(struct opts *o, char **cmd)
+{
+	size_t files = 0;
+
+	for (size_t i = 0; i < o->fp.n; i++)
+		if (o->fp.req[i].label && !o->fp.req[i].file)
+			die("--label=%s names the fingerprint of --estimate=%s: add --fingerprint=FILE after it",
+			    o->fp.req[i].label, o->fp.req[i].target);
+	if (!fp_wanted(&o->fp) && (o->fp.sample || o->fp_format_given))
+		die("--sample and --fingerprint-format go with a fingerprint: "
+		    "ksm-run --estimate=TARGET --fingerprint=FILE --sample=N");
+	if (o->fp.tsv && o->fp.sample > 1)
+		die("--fingerprint-format=tsv with --sample=%u: the TSV is for SQL at full resolution "
+		    "(the SQL of ksm-run(1) does not scale a sample); a sampled fingerprint is for --combine, "
+		    "which keeps each workload's own figures exact", o->fp.sample);
+	if (o->fp.per_cgroup && o->action != ACT_ESTIMATE)
+		die("--fingerprint-per-cgroup goes with --estimate");
+	if (o->matrix && o->action != ACT_COMBINE)
+		die("--matrix goes with --combine (ksm-run --combine --matrix FILE FILE...)");
+	if (o->action != ACT_COMBINE)
+		return;
+	while (cmd[files])
+		files++;
+	if (!files)
+		die("--combine needs the fingerprints to combine (ksm-run --combine FILE...)");
+	if (o->matrix && files < 2)
+		die("--combine --matrix compares pairs: it needs two fingerprints or more, not one ('%s')", cmd[0]);
+	if (o->allow || o->deny || o->settle)
+		die("--allow, --deny and --settle are for --estimate; --combine reads fingerprints only");
+}
