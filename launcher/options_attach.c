@@ -2,7 +2,6 @@
  * options_attach.c - the rules of --attach and --detach (options_attach.h),
  * apart from options.c, which holds the table and the other modes' rules.
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "common/msg.h"
@@ -15,15 +14,20 @@
 void attach_check(struct opts *o, char **cmd)
 {
 	const char *opt = o->action == ACT_ATTACH ? "--attach" : "--detach";
-	char items[4096], *save = NULL;
 
 	if (*cmd)
 		die("%s acts on processes that already run and takes no command ('%s')", opt, cmd[0]);
-	snprintf(items, sizeof items, "%s", o->attach);
-	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save))
-		if (!strcmp(it, "all"))
+	/* Each item in place, however long the value: an "all" must not hide past a buffer's end. */
+	for (const char *it = o->attach;; it++) {
+		size_t n = strcspn(it, ",");
+
+		if (n == 3 && !strncmp(it, "all", 3))
 			die("%s=%s: 'all' is not accepted (every process of the machine); give PIDs or "
 			    "cgroup:PATH", opt, o->attach);
+		if (!it[n])
+			break;
+		it += n;
+	}
 	if (o->preload || o->no_preload || o->no_inherit || o->rescan || o->log || o->end_survivors)
 		die("%s cannot take --preload, --no-preload, --no-inherit, --rescan-ms, --log or "
 		    "--end-survivors: no library is loaded into the targets", opt);

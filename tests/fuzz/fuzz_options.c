@@ -24,7 +24,8 @@
  *
  * --daemon's options (--take-over, --steady, --max-cpu, --min-profit) are
  * checked too: its own only with it, and none of a command's beside it; and
- * the fingerprint options and --combine by the rules of options_fleet.c.
+ * the fingerprint options and --combine by the rules of options_fleet.c,
+ * --attach and --detach by those of options_attach.c.
  *
  * Input: the arguments after argv[0], separated by NUL bytes.
  */
@@ -76,7 +77,7 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 	bool rate = false;
 
 	FUZZ_CHECK(cmd >= argv + 1 && cmd <= argv + argc, "the command at argv + %td of %d", cmd - argv, argc);
-	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_DAEMON, "action %d", o->action);
+	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_DETACH, "action %d", o->action);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE)
 		FUZZ_CHECK(*cmd, "no command to run");
 	if (o->action == ACT_ESTIMATE)
@@ -127,13 +128,34 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 		   "--sample=%u without a fingerprint", o->fp.sample);
 	FUZZ_CHECK(!o->fp.per_cgroup || o->action == ACT_ESTIMATE, "--fingerprint-per-cgroup without --estimate");
 	FUZZ_CHECK(!o->fp.tsv || o->fp.sample <= 1, "a sampled TSV");
+	/* --attach and --detach: a target that is not "all", no command, no
+	 * library option; --detach and --no-wait write no knob and no report. */
+	if (o->action == ACT_ATTACH || o->action == ACT_DETACH) {
+		FUZZ_CHECK(!*cmd && o->attach && *o->attach, "--attach with a command or no target");
+		FUZZ_CHECK(strcmp(o->attach, "all") && strncmp(o->attach, "all,", 4) && !strstr(o->attach, ",all,") &&
+			   (strlen(o->attach) < 4 || strcmp(o->attach + strlen(o->attach) - 4, ",all")),
+			   "--attach=%s: all taken", o->attach);
+		FUZZ_CHECK(!o->preload && !o->no_preload && !o->no_inherit && !o->rescan && !o->log &&
+			   !o->end_survivors, "--attach with a library option");
+		/* The form: the prctl with no selection, else madvise of a selection. */
+		bool selection = o->allow || o->deny || o->min_size;
+		FUZZ_CHECK(o->mode ? !strcmp(o->mode, "madvise") || (!strcmp(o->mode, "prctl") && !selection)
+				   : selection, "--attach's form: mode %s", o->mode ? o->mode : "(none)");
+		if (o->action == ACT_DETACH || o->no_wait)
+			FUZZ_CHECK(!o->knobs.n && !o->no_tune && !o->keep && !o->strict && !o->take_over &&
+				   !o->report_file && !o->report_all && !o->metrics_file,
+				   "--detach or --no-wait with a knob or report option");
+	} else {
+		FUZZ_CHECK(!o->attach, "a target to attach to without --attach");
+	}
+	FUZZ_CHECK(!o->no_wait || o->action == ACT_ATTACH, "--no-wait without --attach");
 	if (o->action == ACT_COMBINE)
 		FUZZ_CHECK(cmd[0] && (!o->matrix || cmd[1]), "--combine without files, or --matrix with one");
 	else
 		FUZZ_CHECK(!o->matrix, "--matrix without --combine");
 	{
 		const char *values[] = { o->mode, o->allow, o->deny, o->min_size, o->rescan, o->log,
-					 o->preload, o->report_file, o->estimate };
+					 o->preload, o->report_file, o->estimate, o->attach };
 
 		for (size_t i = 0; i < sizeof values / sizeof values[0]; i++)
 			FUZZ_CHECK(!values[i] || *values[i], "an empty value taken (%zu)", i);
