@@ -22,8 +22,8 @@ void attach_check(struct opts *o, char **cmd)
 		size_t n = strcspn(it, ",");
 
 		if (n == 3 && !strncmp(it, "all", 3))
-			die("%s=%s: 'all' is not accepted (every process of the machine); give PIDs or "
-			    "cgroup:PATH", opt, o->attach);
+			die("%s: 'all' is not accepted as a target (every process of the machine); give PIDs "
+			    "or cgroup:PATH", opt);
 		if (!it[n])
 			break;
 		it += n;

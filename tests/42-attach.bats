@@ -71,7 +71,7 @@ finish_attachee() {
 		[ -n "$stderr" ] && [ -z "$output" ]
 	done
 	run -125 --separate-stderr "$KSM_RUN" --attach=all
-	[[ $stderr == *"--attach=all: 'all' is not accepted"*"give PIDs or cgroup:PATH"* ]]
+	[[ $stderr == *"--attach: 'all' is not accepted as a target"*"give PIDs or cgroup:PATH"* ]]
 	run -125 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=bogus
 	[[ $stderr == *"--allow"*"bogus"* ]]
 	# An "all" after 4 KiB of other items is still seen (it once hid past a copy's end).
