@@ -355,17 +355,22 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_ALL: o->report_all = true; break;
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
-	case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); fleet_estimate_option(o, arg); break;
-	case O_FINGERPRINT: fleet_fingerprint_option(o, arg); break;
-	case O_LABEL: fleet_label_option(o, arg); break;
-	case O_SAMPLE: fleet_sample_option(o, arg); break;
+	case O_ESTIMATE:
+		set_action(o, ACT_ESTIMATE, "--estimate");
+		fleet_estimate_option(&o->fp, arg);
+		if (!o->estimate)
+			o->estimate = arg;
+		break;
+	case O_FINGERPRINT: fleet_fingerprint_option(&o->fp, arg); break;
+	case O_LABEL: fleet_label_option(&o->fp, arg); break;
+	case O_SAMPLE: fleet_sample_option(&o->fp, arg); break;
 	case O_FP_FORMAT:
 		if (strcmp(arg, "binary") && strcmp(arg, "tsv"))
 			die("--fingerprint-format=%s: accepted: binary, tsv", arg);
 		o->fp.tsv = !strcmp(arg, "tsv");
 		o->fp_format_given = true;
 		break;
-	case O_FP_PER_CGROUP: fleet_per_cgroup_option(o, arg); break;
+	case O_FP_PER_CGROUP: fleet_per_cgroup_option(&o->fp, arg); break;
 	case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
@@ -558,7 +563,10 @@ char **options_parse(int argc, char **argv, struct opts *o)
 	if (o->no_wait && o->action != ACT_ATTACH)
 		die("--no-wait goes with --attach (--detach never waits)");
 	check_host_figures(o);
-	fleet_check(o, cmd);
+	fleet_check(&o->fp, &(struct fleet_mode){
+		.estimate = o->action == ACT_ESTIMATE, .combine = o->action == ACT_COMBINE,
+		.matrix = o->matrix, .format_given = o->fp_format_given,
+		.estimate_options = o->allow || o->deny || o->settle }, cmd);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {

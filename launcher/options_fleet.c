@@ -15,31 +15,28 @@
 #include "common/msg.h"
 #include "common/parse.h"
 #include "eval/fingerprint.h"
-#include "options.h"
 #include "options_fleet.h"
 
 /* Each --estimate is a target apart; all of them are read in one scan. */
-void fleet_estimate_option(struct opts *o, const char *arg)
+void fleet_estimate_option(struct fp_options *fp, const char *arg)
 {
-	if (o->fp.n == FP_TARGETS_MAX)
+	if (fp->n == FP_TARGETS_MAX)
 		die("--estimate=%s: at most %d targets in one run", arg, FP_TARGETS_MAX);
-	o->fp.req[o->fp.n++] = (struct fp_request){ .target = arg };
-	if (!o->estimate)
-		o->estimate = arg;
+	fp->req[fp->n++] = (struct fp_request){ .target = arg };
 }
 
 /* The --estimate that a --fingerprint or --label after it belongs to. */
-static struct fp_request *last_target(struct opts *o, const char *opt, const char *arg)
+static struct fp_request *last_target(struct fp_options *fp, const char *opt, const char *arg)
 {
-	if (!o->fp.n)
+	if (!fp->n)
 		die("--%s=%s: goes after the --estimate=TARGET it belongs to "
 		    "(ksm-run --estimate=TARGET --label=NAME --fingerprint=FILE)", opt, arg);
-	return &o->fp.req[o->fp.n - 1];
+	return &fp->req[fp->n - 1];
 }
 
-void fleet_fingerprint_option(struct opts *o, const char *arg)
+void fleet_fingerprint_option(struct fp_options *fp, const char *arg)
 {
-	struct fp_request *q = last_target(o, "fingerprint", arg);
+	struct fp_request *q = last_target(fp, "fingerprint", arg);
 	char why[PATH_MAX + 128];
 
 	if (q->file)
@@ -47,16 +44,16 @@ void fleet_fingerprint_option(struct opts *o, const char *arg)
 		    "give each --estimate one --fingerprint", arg, q->target, q->file);
 	if (file_check_new(arg, why, sizeof why))
 		die("--fingerprint=%s: %s (accepted: a file in an existing directory)", arg, why);
-	for (size_t i = 0; i + 1 < o->fp.n; i++)
-		if (o->fp.req[i].file && !strcmp(o->fp.req[i].file, arg))
+	for (size_t i = 0; i + 1 < fp->n; i++)
+		if (fp->req[i].file && !strcmp(fp->req[i].file, arg))
 			die("--fingerprint=%s: named twice (for --estimate=%s and --estimate=%s)", arg,
-			    o->fp.req[i].target, q->target);
+			    fp->req[i].target, q->target);
 	q->file = arg;
 }
 
-void fleet_label_option(struct opts *o, const char *arg)
+void fleet_label_option(struct fp_options *fp, const char *arg)
 {
-	struct fp_request *q = last_target(o, "label", arg);
+	struct fp_request *q = last_target(fp, "label", arg);
 
 	if (q->label)
 		die("--label=%s: --estimate=%s has a label already (%s)", arg, q->target, q->label);
@@ -66,54 +63,54 @@ void fleet_label_option(struct opts *o, const char *arg)
 	q->label = arg;
 }
 
-void fleet_sample_option(struct opts *o, const char *arg)
+void fleet_sample_option(struct fp_options *fp, const char *arg)
 {
 	long long n;
 
 	if (parse_ll(arg, 1, FP_SAMPLE_MAX, &n))
 		die("--sample=%s: not a whole number in 1..%d (the contents whose hash is 0 modulo N "
 		    "are kept; 1 keeps all)", arg, FP_SAMPLE_MAX);
-	o->fp.sample = (unsigned)n;
+	fp->sample = (unsigned)n;
 }
 
-void fleet_per_cgroup_option(struct opts *o, const char *arg)
+void fleet_per_cgroup_option(struct fp_options *fp, const char *arg)
 {
 	struct stat st;
 
 	if (stat(arg, &st) || !S_ISDIR(st.st_mode) || access(arg, W_OK | X_OK))
 		die("--fingerprint-per-cgroup=%s: not a directory this user can write in "
 		    "(accepted: an existing directory)", arg);
-	o->fp.per_cgroup = arg;
+	fp->per_cgroup = arg;
 }
 
 /* Fingerprints are taken by --estimate and read by --combine. */
-void fleet_check(struct opts *o, char **cmd)
+void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char **cmd)
 {
 	size_t files = 0;
 
-	for (size_t i = 0; i < o->fp.n; i++)
-		if (o->fp.req[i].label && !o->fp.req[i].file)
+	for (size_t i = 0; i < fp->n; i++)
+		if (fp->req[i].label && !fp->req[i].file)
 			die("--label=%s names the fingerprint of --estimate=%s: add --fingerprint=FILE after it",
-			    o->fp.req[i].label, o->fp.req[i].target);
-	if (!fp_wanted(&o->fp) && (o->fp.sample || o->fp_format_given))
+			    fp->req[i].label, fp->req[i].target);
+	if (!fp_wanted(fp) && (fp->sample || m->format_given))
 		die("--sample and --fingerprint-format go with a fingerprint: "
 		    "ksm-run --estimate=TARGET --fingerprint=FILE --sample=N");
-	if (o->fp.tsv && o->fp.sample > 1)
+	if (fp->tsv && fp->sample > 1)
 		die("--fingerprint-format=tsv with --sample=%u: the TSV is for SQL at full resolution "
 		    "(the SQL of ksm-run(1) does not scale a sample); a sampled fingerprint is for --combine, "
-		    "which keeps each workload's own figures exact", o->fp.sample);
-	if (o->fp.per_cgroup && o->action != ACT_ESTIMATE)
+		    "which keeps each workload's own figures exact", fp->sample);
+	if (fp->per_cgroup && !m->estimate)
 		die("--fingerprint-per-cgroup goes with --estimate");
-	if (o->matrix && o->action != ACT_COMBINE)
+	if (m->matrix && !m->combine)
 		die("--matrix goes with --combine (ksm-run --combine --matrix FILE FILE...)");
-	if (o->action != ACT_COMBINE)
+	if (!m->combine)
 		return;
 	while (cmd[files])
 		files++;
 	if (!files)
 		die("--combine needs the fingerprints to combine (ksm-run --combine FILE...)");
-	if (o->matrix && files < 2)
+	if (m->matrix && files < 2)
 		die("--combine --matrix compares pairs: it needs two fingerprints or more, not one ('%s')", cmd[0]);
-	if (o->allow || o->deny || o->settle)
+	if (m->estimate_options)
 		die("--allow, --deny and --settle are for --estimate; --combine reads fingerprints only");
 }

@@ -1,18 +1,29 @@
 /*
  * options_fleet.h - the fingerprint and --combine options (options_fleet.c),
  * called by options.c as it parses; each dies with 125 on a bad value.
+ * They see only the fingerprint options, not all of options.h, so that
+ * options.c and this file do not depend on each other.
  */
 #ifndef KSMRUN_OPTIONS_FLEET_H
 #define KSMRUN_OPTIONS_FLEET_H
 
-#include "options.h"
+#include <stdbool.h>
 
-void fleet_estimate_option(struct opts *o, const char *arg);     /* --estimate=TARGET */
-void fleet_fingerprint_option(struct opts *o, const char *arg);  /* --fingerprint=FILE */
-void fleet_label_option(struct opts *o, const char *arg);        /* --label=NAME */
-void fleet_sample_option(struct opts *o, const char *arg);       /* --sample=N */
-void fleet_per_cgroup_option(struct opts *o, const char *arg);   /* --fingerprint-per-cgroup=DIR */
+#include "eval/fingerprint_take.h"
+
+void fleet_estimate_option(struct fp_options *fp, const char *arg);     /* --estimate=TARGET */
+void fleet_fingerprint_option(struct fp_options *fp, const char *arg);  /* --fingerprint=FILE */
+void fleet_label_option(struct fp_options *fp, const char *arg);        /* --label=NAME */
+void fleet_sample_option(struct fp_options *fp, const char *arg);       /* --sample=N */
+void fleet_per_cgroup_option(struct fp_options *fp, const char *arg);   /* --fingerprint-per-cgroup=DIR */
+
+/* What the rest of the command line says, for the rules between them. */
+struct fleet_mode {
+	bool estimate, combine;         /* the action is --estimate, --combine */
+	bool matrix, format_given;      /* --matrix, --fingerprint-format */
+	bool estimate_options;          /* --allow, --deny or --settle */
+};
 /* The rules between them, once every option is read; CMD: the words after. */
-void fleet_check(struct opts *o, char **cmd);
+void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char **cmd);
 
 #endif
