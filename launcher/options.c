@@ -576,7 +576,14 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		check_library_settings(o);
 	}
 	if (o->action == ACT_ATTACH || o->action == ACT_DETACH) {
-		attach_check(o, cmd);
+		o->mode = attach_check(&(struct attach_request){
+			.detach = o->action == ACT_DETACH, .target = o->attach, .no_wait = o->no_wait,
+			.mode = o->mode, .selection = o->allow || o->deny || o->min_size,
+			.library_options = o->preload || o->no_preload || o->no_inherit || o->rescan ||
+					   o->log || o->end_survivors,
+			.knob_options = o->knobs.n || o->no_tune || o->keep || o->strict || o->take_over ||
+					o->report_file || o->report_all || o->metrics_file,
+			.quiet = o->quiet }, cmd);
 		check_knob_combination(o);
 		check_library_settings(o);
 	}
