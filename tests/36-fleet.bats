@@ -338,3 +338,23 @@ rewrite() {
 	[ "$(comb '[.fingerprints[].label] | join(" ")')" = "/$cg-a /$cg-b" ]
 	[ "$(comb .gain.pages_sharing)" -ge 512 ]
 }
+
+@test "fleet: --fingerprint-per-cgroup keeps two groups apart whose paths make the same file name" {
+	local h=/sys/fs/cgroup/memory cg=ksmenable-fleet-$$ k
+	[ -d "$h" ] || h=/sys/fs/cgroup/unified
+	# /CG-x/y and /CG-x_y both become CG-x_y.kfp
+	mkdir -p "$h/$cg-x/y" "$h/$cg-x_y" 2>/dev/null || skip_or_fail "cannot make a cgroup under $h"
+	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 wait
+	start_workload b -- "$PROGS/dupmem" seed=0x500000000 distinct=2 wait
+	echo "$(wl_pid a)" >"$h/$cg-x/y/cgroup.procs"
+	echo "$(wl_pid b)" >"$h/$cg-x_y/cgroup.procs"
+	run --separate-stderr "$KSM_RUN" --estimate="cgroup:$h/$cg-x/y,cgroup:$h/$cg-x_y" --fingerprint-per-cgroup="$FP"
+	echo "$stderr"
+	k=$status
+	stop_workloads
+	rmdir "$h/$cg-x/y" "$h/$cg-x" "$h/$cg-x_y"
+	[ "$k" = 0 ]
+	[ "$(ls "$FP" | LC_ALL=C sort)" = "$(printf '%s\n' "$cg-x_y-2.kfp" "$cg-x_y.kfp")" ]
+	combine "$FP/$cg-x_y.kfp" "$FP/$cg-x_y-2.kfp"
+	[ "$(comb '[.fingerprints[].label] | sort | join(" ")')" = "/$cg-x/y /$cg-x_y" ]
+}

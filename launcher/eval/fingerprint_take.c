@@ -173,16 +173,34 @@ static void mark_target(const struct est_result *r, const char *target, bool *in
 }
 
 /* A file name for the cgroup PATH: "/a/b.service" -> "a_b.service". */
-static void cgroup_file(const char *dir, const char *path, const char *ext, char *out, size_t len)
+/*
+ * The file of cgroup PATH in DIR: the path with '/' and other characters
+ * made '_', so /a/b and /a_b would meet in one name: the Nth group to want
+ * a name already taken in this run gets "-N" after it (the label inside
+ * says which group it is).  TAKEN holds the names given so far.
+ */
+static void cgroup_file(const char *dir, const char *path, const char *ext, char (*taken)[NAME_MAX + 1],
+			size_t ntaken, char *out, size_t len)
 {
-	char name[NAME_MAX - 8];
+	char name[NAME_MAX - 16], file[NAME_MAX + 1];
 	size_t k = 0;
 
 	for (const char *p = path + (*path == '/'); *p && k < sizeof name - 1; p++)
 		name[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 			    *p == '.' || *p == '-' || *p == '@' ? *p : '_';
 	name[k] = 0;
-	snprintf(out, len, "%s/%s%s", dir, k ? name : "root", ext);
+	snprintf(file, sizeof file, "%s%s", k ? name : "root", ext);
+	for (unsigned n = 2; ; n++) {
+		size_t i = 0;
+
+		while (i < ntaken && strcmp(taken[i], file))
+			i++;
+		if (i == ntaken)
+			break;
+		snprintf(file, sizeof file, "%s-%u%s", k ? name : "root", n, ext);
+	}
+	snprintf(taken[ntaken], NAME_MAX + 1, "%s", file);
+	snprintf(out, len, "%s/%s", dir, file);
 }
 
 static int per_cgroup(const struct scan *s, const struct fp_options *o)
@@ -190,6 +208,8 @@ static int per_cgroup(const struct scan *s, const struct fp_options *o)
 	const struct est_result *r = s->res;
 	char (*cg)[PATH_MAX] = xcalloc(r->nprocs + 1, sizeof *cg), text[8192], file[PATH_MAX + 64];
 	bool *in = xcalloc(r->nprocs + 1, sizeof *in), *done = xcalloc(r->nprocs + 1, sizeof *done);
+	char (*taken)[NAME_MAX + 1] = xcalloc(r->nprocs + 1, sizeof *taken);
+	size_t ntaken = 0;
 	int status = 0;
 
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -205,9 +225,10 @@ static int per_cgroup(const struct scan *s, const struct fp_options *o)
 		for (size_t j = i; j < r->nprocs; j++)
 			if ((in[j] = !done[j] && !strcmp(cg[i], cg[j])))
 				done[j] = true;
-		cgroup_file(o->per_cgroup, cg[i], o->tsv ? ".tsv" : ".kfp", file, sizeof file);
+		cgroup_file(o->per_cgroup, cg[i], o->tsv ? ".tsv" : ".kfp", taken, ntaken++, file, sizeof file);
 		status = take_one(s, o, in, cg[i], file);
 	}
+	free(taken);
 	free(cg);
 	free(in);
 	free(done);
