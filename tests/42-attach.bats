@@ -216,11 +216,14 @@ finish_attachee() {
 	"$KSM_RUN" --attach="$victim,$other" --allow=anon --no-wait >"$out" 2>&1 &
 	ksm=$!
 	BG_PIDS+=("$ksm")
-	# Its stops come one after another for about 0.4 s: kill it in one.
-	for ((i = 0; i < 100000; i++)); do
-		[ "$(tracer_of "$victim" 2>/dev/null)" = "$ksm" ] && break
+	# Its stops come one after another for about 0.4 s: kill it in one
+	# (polled as fast as the shell can, for 10 s at most).
+	local caught=
+	for ((i = 0; i < 5000; i++)); do
+		if [ "$(tracer_of "$victim" 2>/dev/null)" = "$ksm" ]; then caught=1; break; fi
 	done
 	kill -KILL "$victim"
+	[ -n "$caught" ] || { echo "never saw ksm-run trace the victim" >&2; return 1; }
 	wait_until 10 gone "$ksm"
 	run -1 wait "$ksm"
 	grep -q "^$victim (attachee): refused: it ended during the attach" "$out" || { cat "$out" >&2; return 1; }
