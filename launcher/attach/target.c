@@ -127,22 +127,6 @@ static void refuse(struct target_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Is libksmenable loaded in it?  Then its own settings choose what merges. */
-static bool library_loaded(pid_t pid)
-{
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof line, f))
-		found = strstr(line, "/libksmenable.so") != NULL;
-	fclose(f);
-	return found;
-}
-
 /* Why the kernel would not let us trace it, and what to do. */
 static void not_permitted(struct target_result *r)
 {
@@ -184,7 +168,8 @@ static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_r
 		       "it is stopped (state T): it was not touched; continue it first");
 		return false;
 	}
-	if (library_loaded(pid)) {
+	/* libksmenable in it: its own settings choose what merges. */
+	if (proc_maps_mention(pid, "/libksmenable.so")) {
 		refuse(r, "libksmenable is loaded in it: its own settings (KSM_ENABLE_*) choose what merges, "
 		       "and an attach would override them; left alone");
 		return false;

@@ -84,6 +84,21 @@ void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg)
 	walk(root, 0, 0, fn, arg);
 }
 
+bool proc_maps_mention(pid_t pid, const char *text)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof line, f))
+		found = strstr(line, text) != NULL;
+	fclose(f);
+	return found;
+}
+
 long long proc_rss_anon_kb(pid_t pid)
 {
 	char path[64], buf[4096], *p;

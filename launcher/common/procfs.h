@@ -31,6 +31,9 @@ bool proc_running(pid_t pid);
 typedef int (*proc_visit_fn)(pid_t pid, pid_t ppid, void *arg);
 void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg);
 
+/* Does a line of /proc/PID/maps hold TEXT (a library's path, say)?  false when unreadable. */
+bool proc_maps_mention(pid_t pid, const char *text);
+
 /* RssAnon of /proc/PID/status in kB, or -1. */
 long long proc_rss_anon_kb(pid_t pid);
 

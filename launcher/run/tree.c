@@ -117,21 +117,6 @@ static void read_ksm_stat(pid_t pid, struct proc_info *p)
 		p->merge_any = st.merge_any;
 }
 
-static bool maps_have(pid_t pid, const char *lib)
-{
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof line, f))
-		found = strstr(line, lib) != NULL;
-	fclose(f);
-	return found;
-}
-
 /* The group a process is in (groups.h's rule), for the report's per-cgroup lines. */
 static char *cgroup_now(pid_t pid)
 {
@@ -168,7 +153,7 @@ static int visit(pid_t pid, pid_t ppid, void *arg)
 		}
 		if (s->libpath && !p->lib_mapped && p->maps_checks < MAPS_CHECKS) {
 			p->maps_checks++;
-			p->lib_mapped = maps_have(pid, s->libpath);
+			p->lib_mapped = proc_maps_mention(pid, s->libpath);
 		}
 	}
 	return 0;
