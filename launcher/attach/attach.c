@@ -31,9 +31,9 @@
 #include "host/hosttune.h"
 #include "host/knobs.h"
 #include "run/child.h"
+#include "run/follow.h"
 #include "run/jointune.h"
 #include "run/report.h"
-#include "run/runmetrics.h"
 #include "run/tree.h"
 #include "selection.h"
 
@@ -189,26 +189,14 @@ static bool any_alive(const struct attach_run *a)
  */
 static int supervise(struct attach_run *a, sigset_t *stops)
 {
-	double next_sample = 0, now;
+	struct follow f = { &a->s, &a->host, a->o->metrics_file, a->o->interval, 0 };
 	int sig = 0;
 
 	while (any_alive(a)) {
 		struct timespec ts;
-		double wait;
+		bool sampled;
+		double wait = follow_tick(&f, &sampled);
 
-		now = now_s();
-		if (now >= next_sample) {
-			sample_tick(&a->s);
-			if (a->o->metrics_file)
-				run_metrics_write(a->o->metrics_file, &a->host, &a->s);
-			next_sample = now + a->o->interval;
-		} else {
-			counters_sample(&a->s.last, a->s.ksmd);
-		}
-		host_tuner_tick(&a->host, &a->s.first, &a->s.last);
-		wait = next_sample - now_s() < 1.0 ? next_sample - now_s() : 1.0;
-		if (wait < 0.01)
-			wait = 0.01;
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
 		if ((sig = sigtimedwait(stops, NULL, &ts)) > 0)

@@ -27,10 +27,10 @@
 #include "run/channel.h"
 #include "run/child.h"
 #include "run/elf.h"
+#include "run/follow.h"
 #include "run/jointune.h"
 #include "run/preload.h"
 #include "run/report.h"
-#include "run/runmetrics.h"
 #include "run/run.h"
 #include "run/survivors.h"
 #include "run/tree.h"
@@ -203,27 +203,16 @@ static void profile_tree(struct run *r)
  */
 static void supervise(struct run *r)
 {
-	double next_sample = 0, now;
+	struct follow f = { &r->s, &r->host, r->o->metrics_file, r->o->interval, 0 };
 	int wait_ms = 100;	/* an early first sample catches short commands */
+	bool sampled;
 
 	if (r->o->action == ACT_PROFILE)
 		profile_init(&r->prof, r->o->threshold);
 	while (!child_wait(&r->c, wait_ms)) {
-		now = now_s();
-		if (now >= next_sample) {
-			sample_tick(&r->s);
-			if (r->o->action == ACT_PROFILE)
-				profile_tree(r);
-			if (r->o->metrics_file)
-				run_metrics_write(r->o->metrics_file, &r->host, &r->s);
-			next_sample = now + r->o->interval;
-		} else {
-			counters_sample(&r->s.last, r->s.ksmd);
-		}
-		host_tuner_tick(&r->host, &r->s.first, &r->s.last);
-		wait_ms = (int)(1000 * (next_sample - now_s() < 1.0 ? next_sample - now_s() : 1.0));
-		if (wait_ms < 10)
-			wait_ms = 10;
+		wait_ms = (int)(1000 * follow_tick(&f, &sampled));
+		if (sampled && r->o->action == ACT_PROFILE)
+			profile_tree(r);
 	}
 	if (r->c.exec_errno)
 		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);

@@ -1,0 +1,24 @@
+/* follow.c - one step of following a command's tree or attached targets. */
+#include "common/files.h"
+#include "run/follow.h"
+#include "run/runmetrics.h"
+
+double follow_tick(struct follow *f, bool *sampled)
+{
+	double now = now_s(), wait;
+
+	*sampled = now >= f->next_sample;
+	if (*sampled) {
+		sample_tick(f->s);
+		if (f->metrics_file)
+			run_metrics_write(f->metrics_file, f->host, f->s);
+		f->next_sample = now + f->interval;
+	} else {
+		counters_sample(&f->s->last, f->s->ksmd);
+	}
+	host_tuner_tick(f->host, &f->s->first, &f->s->last);
+	wait = f->next_sample - now_s();
+	if (wait > 1.0)
+		wait = 1.0;
+	return wait < 0.01 ? 0.01 : wait;
+}
