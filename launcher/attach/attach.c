@@ -26,6 +26,7 @@
 #include "common/json.h"
 #include "common/msg.h"
 #include "common/procfs.h"
+#include "common/stopsig.h"
 #include "common/text.h"
 #include "eval/targets.h"
 #include "host/hosttune.h"
@@ -193,15 +194,10 @@ static int supervise(struct attach_run *a, sigset_t *stops)
 	int sig = 0;
 
 	while (any_alive(a)) {
-		struct timespec ts;
 		bool sampled;
-		double wait = follow_tick(&f, &sampled);
 
-		ts.tv_sec = (time_t)wait;
-		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
-		if ((sig = sigtimedwait(stops, NULL, &ts)) > 0)
+		if ((sig = stop_signals_wait(stops, follow_tick(&f, &sampled))))
 			break;
-		sig = 0;
 	}
 	sample_tick(&a->s);
 	if (a->o->metrics_file)
@@ -250,12 +246,7 @@ int attach_main(const struct opts *o)
 	if (targets_resolve(o->attach, &a.targets, why, sizeof why))
 		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->attach, why);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &stops, NULL))
-		die_errno(errno, "cannot block signals");
-	signal(SIGPIPE, SIG_IGN);
+	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	bool follow = !plan.disable && !o->no_wait;
 
 	if (follow)

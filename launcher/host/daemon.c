@@ -5,7 +5,6 @@
  * joins the machine's tuning as a daemon, which takes the tuning from a
  * command's instance, and ticks every second until a stop signal.
  */
-#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +17,7 @@
 
 #include "common/files.h"
 #include "common/msg.h"
+#include "common/stopsig.h"
 #include "common/parse.h"
 #include "host/counters.h"
 #include "host/daemon.h"
@@ -166,12 +166,7 @@ int daemon_main(const struct opts *o)
 	journal = stderr_is_journal();
 	check_can_run(o);
 	/* From here the stop signals are taken by sigtimedwait only: none kills us before the restore. */
-	sigemptyset(&stops);
-	for (const int *s = (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 }; *s; s++)
-		sigaddset(&stops, *s);
-	if (sigprocmask(SIG_BLOCK, &stops, NULL))
-		die_errno(errno, "cannot block signals");
-	signal(SIGPIPE, SIG_IGN);
+	stop_signals_block(&stops, (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 });
 	configure(&h, o);
 	host_tuner_plan(&h, &o->knobs, now_s(), &all);
 	counters_sample(&first, h.ksmd);
@@ -186,8 +181,7 @@ int daemon_main(const struct opts *o)
 	last = first;
 	write_metrics(o, &h, &last);
 	for (;;) {
-		struct timespec tick = { 1, 0 };
-		sig = sigtimedwait(&stops, NULL, &tick);
+		sig = stop_signals_wait(&stops, 1.0);
 		if (sig == SIGHUP) {
 			log_standing(&h, &last);
 			continue;

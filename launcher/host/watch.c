@@ -15,6 +15,7 @@
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
+#include "common/stopsig.h"
 #include "common/text.h"
 #include "host/counters.h"
 #include "host/groups.h"
@@ -163,16 +164,10 @@ int status_watch(double interval, bool json)
 			printf("KSM: not available (no %s: kernel without CONFIG_KSM)\n", KSM_SYSFS_DIR);
 		return 0;
 	}
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &stops, NULL))
-		die_errno(errno, "cannot block signals");
 	/* A reader that went away (| head) ends the watch through the write's error. */
-	signal(SIGPIPE, SIG_IGN);
+	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	v.interval = interval;
 	for (;;) {
-		struct timespec ts = { (time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9) };
 		long long fs, fs0;
 
 		counters_sample(&v.now, ksmd);
@@ -195,7 +190,7 @@ int status_watch(double interval, bool json)
 			return 0;
 		prev = v.now;
 		have_prev = true;
-		if (sigtimedwait(&stops, NULL, &ts) > 0)
+		if (stop_signals_wait(&stops, interval))
 			break;
 	}
 	return 0;
