@@ -11,20 +11,6 @@ LAUNCHER_REQUIRES="root ksm prctl jq cmd:promtool cmd:python3 cmd:script"
 
 PAGE=$(getconf PAGESIZE)
 
-# The hierarchy whose path --status groups by: the memory controller's on
-# a v1 or hybrid host, else the v2 one.
-cgroup_root() {
-	if [ -e /sys/fs/cgroup/memory/cgroup.procs ]; then
-		echo /sys/fs/cgroup/memory
-	elif [ -e /sys/fs/cgroup/cgroup.controllers ]; then
-		echo /sys/fs/cgroup
-	else
-		echo "no cgroup memory hierarchy found" >&2
-		return 1
-	fi
-}
-
-CG_MADE=()
 # A --watch in the background: a failed test must not leave it running
 # (it would hold the suite's output, and so the lock, for ever).
 WATCH_PID=
@@ -36,33 +22,18 @@ cgroup_of_pid() {
 		END { print (m != "" ? m : v) }' "/proc/$1/cgroup"
 }
 
-# make_cgroup NAME: a cgroup of this test, removed by teardown.
-make_cgroup() {
-	local d
-	d=$(cgroup_root)/ksmenable-test-$$-$1 || return 1
-	mkdir "$d" && CG_MADE+=("$d")
-	echo "$d"
-}
-
 # sh -c "$IN_CGROUP" sh DIR PROGRAM ARGS...: PROGRAM in that cgroup from its first instruction.
 IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
 
-# Workloads end first: a cgroup with processes cannot be removed.
+# The watcher and the daemons end first (the fixture then stops the
+# workloads and removes the cgroups).
 teardown_extra() {
-	local d n i rc=0
+	local n
 	[ -z "$WATCH_PID" ] || kill -KILL "$WATCH_PID" 2>/dev/null
 	for n in "${!WL_PIDS[@]}"; do
 		case $n in daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
 	done
-	stop_workloads || rc=1
-	for d in "${CG_MADE[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			rmdir "$d" 2>/dev/null && break
-			sleep 0.1
-		done
-		[ ! -d "$d" ] || { echo "cannot remove $d" >&2; rc=1; }
-	done
-	return $rc
+	return 0
 }
 
 # merged_of_cgroup DIR: ksm_merging_pages * page and ksm_process_profit,
@@ -120,8 +91,10 @@ group_agrees() {
 
 @test "--status per cgroup: merged pages and profit of two cgroups equal their processes' ksm_stat" {
 	local a b ga gb
-	a=$(make_cgroup a)
-	b=$(make_cgroup b)
+	make_cgroup a
+	a=$CG_DIR
+	make_cgroup b
+	b=$CG_DIR
 	ga=/${a##*/} gb=/${b##*/}
 	fast_ksm
 	# Two processes with the same 16 MiB in a, one with 8 MiB of its own in b.
@@ -342,7 +315,8 @@ command_agrees() {
 
 @test "a command's report groups its processes by the cgroup each was in when it merged" {
 	local a report=$BATS_TEST_TMPDIR/report.json here
-	a=$(make_cgroup report)
+	make_cgroup report
+	a=$CG_DIR
 	here=$(cgroup_of_pid $$)
 	# One worker moves itself into the cgroup before it maps anything.
 	run -0 "$KSM_RUN" --json --report-file="$report" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c \

@@ -320,9 +320,10 @@ rewrite() {
 }
 
 @test "fleet: --fingerprint-per-cgroup writes one fingerprint per cgroup, labelled with its path" {
-	local h=/sys/fs/cgroup/memory cg=ksmenable-fleet-$$ k
-	[ -d "$h" ] || h=/sys/fs/cgroup/unified
-	mkdir "$h/$cg-a" "$h/$cg-b" 2>/dev/null || skip_or_fail "cannot make a cgroup under $h"
+	local h cg=ksmenable-test-$$ k
+	h=$(cgroup_root)
+	make_cgroup a
+	make_cgroup b
 	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 wait
 	start_workload b -- "$PROGS/dupmem" seed=0x300000000 distinct=2 wait
 	echo "$(wl_pid a)" >"$h/$cg-a/cgroup.procs"
@@ -331,7 +332,6 @@ rewrite() {
 	echo "$stderr"
 	k=$status
 	stop_workloads
-	rmdir "$h/$cg-a" "$h/$cg-b"
 	[ "$k" = 0 ]
 	[ "$(ls "$FP")" = "$(printf '%s\n' "$cg-a.kfp" "$cg-b.kfp")" ]
 	combine "$FP/$cg-a.kfp" "$FP/$cg-b.kfp"
@@ -340,10 +340,11 @@ rewrite() {
 }
 
 @test "fleet: --fingerprint-per-cgroup keeps two groups apart whose paths make the same file name" {
-	local h=/sys/fs/cgroup/memory cg=ksmenable-fleet-$$ k
-	[ -d "$h" ] || h=/sys/fs/cgroup/unified
+	local h cg=ksmenable-test-$$ k
+	h=$(cgroup_root)
 	# /CG-x/y and /CG-x_y both become CG-x_y.kfp
-	mkdir -p "$h/$cg-x/y" "$h/$cg-x_y" 2>/dev/null || skip_or_fail "cannot make a cgroup under $h"
+	make_cgroup x/y
+	make_cgroup x_y
 	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 wait
 	start_workload b -- "$PROGS/dupmem" seed=0x500000000 distinct=2 wait
 	echo "$(wl_pid a)" >"$h/$cg-x/y/cgroup.procs"
@@ -352,7 +353,6 @@ rewrite() {
 	echo "$stderr"
 	k=$status
 	stop_workloads
-	rmdir "$h/$cg-x/y" "$h/$cg-x" "$h/$cg-x_y"
 	[ "$k" = 0 ]
 	[ "$(ls "$FP" | LC_ALL=C sort)" = "$(printf '%s\n' "$cg-x_y-2.kfp" "$cg-x_y.kfp")" ]
 	combine "$FP/$cg-x_y.kfp" "$FP/$cg-x_y-2.kfp"

@@ -15,23 +15,15 @@ attachee() { echo "$PROGS/attachee"; }
 marks() { echo "$PROGS/marks"; }
 LOCK=mlock${SANITIZER_RUNTIME:+2}
 
-CG_MADE=()
 BG_PIDS=()
 
-# The attachees end by themselves; a failed test must not wait for them.
+# The attachees end by themselves; a failed test must not wait for them
+# (the fixture then reaps them and removes the cgroups).
 teardown_extra() {
-	local n d i rc=0
+	local n
 	for n in "${!WL_PIDS[@]}"; do kill -KILL "${WL_PIDS[$n]}" 2>/dev/null; done
 	for n in "${BG_PIDS[@]}"; do kill -KILL "$n" 2>/dev/null; done
-	stop_workloads || rc=1
-	for d in "${CG_MADE[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			rmdir "$d" 2>/dev/null && break
-			sleep 0.1
-		done
-		[ ! -d "$d" ] || { echo "cannot remove $d" >&2; rc=1; }
-	done
-	return $rc
+	return 0
 }
 
 # state_of TID [PID]: the scheduler state of a thread (R, S, D, T, t, Z).
@@ -242,9 +234,8 @@ finish_attachee() {
 
 @test "--attach=cgroup:PATH: every process of the cgroup" {
 	local d n pids=()
-	if [ -e /sys/fs/cgroup/cgroup.controllers ]; then d=/sys/fs/cgroup; else d=/sys/fs/cgroup/memory; fi
-	d=$d/ksmenable-test-$$-attach
-	mkdir "$d" && CG_MADE+=("$d")
+	make_cgroup attach
+	d=$CG_DIR
 	for n in a b c; do
 		start_workload "w$n" -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" sleep 30' sh "$d" "$(attachee)"
 		pids+=("$(wl_pid "w$n")")

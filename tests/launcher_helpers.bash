@@ -39,6 +39,7 @@ teardown() {
 	local rc=0
 	if declare -F teardown_extra >/dev/null; then teardown_extra || rc=1; fi
 	stop_workloads || rc=1
+	remove_cgroups || rc=1
 	clear_launcher_state || rc=1
 	unstage || rc=1
 	return $rc
@@ -77,6 +78,55 @@ clear_launcher_state() {
 		"$KSM_RUN" --restore >/dev/null 2>&1 || true
 		rm -f "$STATE_FILE"
 	fi
+}
+
+# --- Cgroups of a test, removed by the fixture's teardown (after the workloads). ---
+
+# cgroup_root: the hierarchy ksm-run groups by (groups.h): the memory
+# controller's on a v1 or hybrid host, else the v2 one.
+cgroup_root() {
+	if [ -e /sys/fs/cgroup/memory/cgroup.procs ]; then
+		echo /sys/fs/cgroup/memory
+	elif [ -e /sys/fs/cgroup/cgroup.controllers ]; then
+		echo /sys/fs/cgroup
+	else
+		echo "no cgroup memory hierarchy found" >&2
+		return 1
+	fi
+}
+
+CG_MADE=()
+# make_cgroup NAME: makes ROOT/ksmenable-test-PID-NAME (NAME may hold '/':
+# each level is made and removed) and sets CG_DIR to it.  Not in $(...):
+# the record of what to remove must stay in this shell.
+make_cgroup() {
+	local root d part
+	root=$(cgroup_root) || return 1
+	d=$root/ksmenable-test-$$-${1%%/*}
+	local rest=$1/
+	rest=${rest#*/}
+	while :; do
+		if [ ! -d "$d" ]; then mkdir "$d" || return 1; CG_MADE+=("$d"); fi
+		[ -n "$rest" ] || break
+		part=${rest%%/*} rest=${rest#*/}
+		d=$d/$part
+	done
+	CG_DIR=$d
+}
+
+# remove_cgroups: every cgroup make_cgroup made, the deepest first; a group
+# whose processes are still ending gets 5 s.
+remove_cgroups() {
+	local i j rc=0
+	for ((i = ${#CG_MADE[@]} - 1; i >= 0; i--)); do
+		for ((j = 0; j < 50; j++)); do
+			rmdir "${CG_MADE[i]}" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ ! -d "${CG_MADE[i]}" ] || { echo "cannot remove ${CG_MADE[i]}" >&2; rc=1; }
+	done
+	CG_MADE=()
+	return $rc
 }
 
 # how_it_ended COMMAND...: prints "exit N" or "signal N" (bash alone cannot
