@@ -272,6 +272,44 @@ rewrite() {
 	combine "$a" "$b"
 }
 
+# max_rss_of CMD...: runs CMD (its status in $status, its stderr in
+# $stderr), its peak memory in KiB in $rss_kib (GNU time's %M).
+max_rss_of() {
+	local out=$BATS_TEST_TMPDIR/rss
+	status=0
+	/usr/bin/time -o "$out" -f %M "$@" >/dev/null 2>"$BATS_TEST_TMPDIR/rss.err" || status=$?
+	stderr=$(<"$BATS_TEST_TMPDIR/rss.err")
+	rss_kib=$(tail -n 1 "$out")
+}
+
+@test "fleet: --combine refuses a FIFO at once and reads only the header of a 2 GiB file that is not a fingerprint" {
+	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 pairs=1 wait
+	take 1 binary "a=$(wl_pid a)"
+	local a=$FP/a.kfp
+	mkfifo "$FP/fifo.kfp"
+	# a FIFO with no writer blocked the open forever; bounded by timeout here
+	run --separate-stderr timeout -k 5 10 "$KSM_RUN" --combine "$a" "$FP/fifo.kfp"
+	echo "status $status: $stderr"
+	[ "$status" = 125 ]
+	[[ $stderr == *"$FP/fifo.kfp: not a regular file"* ]]
+	# 2 GiB of holes: refused by its first bytes, not read whole
+	truncate -s 2G "$FP/sparse.kfp"
+	max_rss_of timeout 60 "$KSM_RUN" --combine "$a" "$FP/sparse.kfp"
+	echo "status $status, peak $rss_kib KiB: $stderr"
+	[ "$status" = 125 ] && [[ $stderr == *"not a ksm-run fingerprint"* ]]
+	[ "$rss_kib" -lt 65536 ]
+	# a real header on 2 GiB: the length disagrees with the header's
+	cp "$a" "$FP/grown.kfp"
+	truncate -s 2G "$FP/grown.kfp"
+	max_rss_of timeout 60 "$KSM_RUN" --combine "$a" "$FP/grown.kfp"
+	echo "status $status, peak $rss_kib KiB: $stderr"
+	[ "$status" = 125 ] && [[ $stderr == *"corrupt (bytes after the end): 2147483648 bytes"* ]]
+	[ "$rss_kib" -lt 65536 ]
+	# a link the user names is input like any other: followed
+	ln -s "$a" "$FP/link.kfp"
+	combine "$FP/link.kfp" "$a"
+}
+
 @test "fleet: TSV fingerprints and the man page's SQL in sqlite3 give the figures of --combine and --matrix" {
 	command -v sqlite3 >/dev/null || skip_or_fail "no sqlite3 (install sqlite3; tests/install-deps does)"
 	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=4 unique=2 pairs=1 zeros=1 wait

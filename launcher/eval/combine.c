@@ -267,11 +267,30 @@ static int load_all(struct combine_result *r, char **files)
 	return 0;
 }
 
+/* The figures to --report-file, whole or not at all: 0 or 125. */
+static int print_to_file(const struct combine_result *r, bool json, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int err;
+
+	if (!m)
+		die_oom();
+	combine_print(m, r, json);
+	if (fclose(m))
+		die_oom();
+	err = file_replace(path, text, len, file_mode_umask(0644));
+	free(text);
+	if (err)
+		msg("--report-file=%s: refused: %s", path, file_strerror(-err));
+	return err ? 125 : 0;
+}
+
 int combine_main(char **files, bool matrix, bool json, const char *output)
 {
 	struct combine_result r = { 0 };
 	double start = now_s();
-	FILE *out = stdout;
 	int status = 125;
 
 	while (files[r.n])
@@ -287,13 +306,11 @@ int combine_main(char **files, bool matrix, bool json, const char *output)
 	if (combine_compute(&r, matrix) < 0)
 		die_oom();
 	r.seconds = now_s() - start;
-	if (output && !(out = fopen(output, "we"))) {
-		msg_errno(errno, "--report-file=%s", output);
+	if (output) {
+		status = print_to_file(&r, json, output);
 		goto out;
 	}
-	combine_print(out, &r, json);
-	if (out != stdout)
-		fclose(out);
+	combine_print(stdout, &r, json);
 	status = 0;
 out:
 	for (size_t i = 0; i < r.n; i++)

@@ -143,7 +143,7 @@ static int take_one(const struct scan *s, const struct fp_options *o, const bool
 	free(bin);
 	free(text);
 	if (err) {
-		msg_errno(-err, "--fingerprint=%s", file);
+		msg("--fingerprint=%s: refused: %s", file, file_strerror(-err));
 		return 125;
 	}
 	msg("fingerprint %s (label %s): %llu pages, %llu distinct contents, %zu kept (sampling 1/%u), "
