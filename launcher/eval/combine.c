@@ -227,17 +227,21 @@ out:
 static const char *mismatch(const struct fingerprint *a, const struct fingerprint *b, char *buf, size_t len)
 {
 	if (a->version != b->version)
-		snprintf(buf, len, "format versions %u and %u", a->version, b->version);
+		snprintf(buf, len, "format versions %u and %u differ", a->version, b->version);
 	else if (a->hash_fn != b->hash_fn)
-		snprintf(buf, len, "hash functions %u and %u", a->hash_fn, b->hash_fn);
+		snprintf(buf, len, "hash functions %u and %u differ", a->hash_fn, b->hash_fn);
 	else if (a->page_size != b->page_size)
-		snprintf(buf, len, "page sizes %u and %u", a->page_size, b->page_size);
+		snprintf(buf, len, "page sizes %u and %u differ", a->page_size, b->page_size);
 	else if (a->sample != b->sample)
-		snprintf(buf, len, "sampling 1/%u and 1/%u", a->sample, b->sample);
+		snprintf(buf, len, "sampling 1/%u and 1/%u differ", a->sample, b->sample);
 	else if (a->max_page_sharing != b->max_page_sharing)
-		snprintf(buf, len, "max_page_sharing %u and %u", a->max_page_sharing, b->max_page_sharing);
+		snprintf(buf, len, "max_page_sharing %u and %u differ", a->max_page_sharing, b->max_page_sharing);
 	else if (a->use_zero_pages != b->use_zero_pages)
-		snprintf(buf, len, "use_zero_pages %u and %u", a->use_zero_pages, b->use_zero_pages);
+		snprintf(buf, len, "use_zero_pages %u and %u differ", a->use_zero_pages, b->use_zero_pages);
+	else if (a->key_id != b->key_id)
+		snprintf(buf, len, "they were made with different keys (key ids %016llx and %016llx); "
+			 "take every fingerprint of a fleet with one --fingerprint-key",
+			 (unsigned long long)a->key_id, (unsigned long long)b->key_id);
 	else
 		return NULL;
 	return buf;
@@ -245,7 +249,7 @@ static const char *mismatch(const struct fingerprint *a, const struct fingerprin
 
 static int load_all(struct combine_result *r, char **files)
 {
-	char why[512], diff[256];
+	char why[512], diff[320];
 
 	for (size_t i = 0; i < r->n; i++) {
 		struct combine_input *in = &r->in[i];
@@ -257,7 +261,7 @@ static int load_all(struct combine_result *r, char **files)
 			return -1;
 		}
 		if (i && mismatch(&r->in[0].fp, &in->fp, diff, sizeof diff)) {
-			msg("--combine: %s and %s cannot be combined: %s differ", r->in[0].file, in->file, diff);
+			msg("--combine: %s and %s cannot be combined: %s", r->in[0].file, in->file, diff);
 			return -1;
 		}
 	}

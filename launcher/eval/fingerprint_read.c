@@ -148,9 +148,9 @@ static int check_records(const struct fingerprint *fp, char *why, size_t whylen)
 
 static int check_header(const struct fingerprint *fp, char *why, size_t whylen)
 {
-	if (fp->hash_fn != FP_HASH_PAGE_HASH)
-		return fail(why, whylen, "hash function %u is not known to this ksm-run (it knows %d: page_hash)",
-			    fp->hash_fn, FP_HASH_PAGE_HASH);
+	if (fp->hash_fn != FP_HASH_KEYED)
+		return fail(why, whylen, "hash function %u is not known to this ksm-run (it knows %d: SipHash-2-4 "
+			    "of page_hash under the key)", fp->hash_fn, FP_HASH_KEYED);
 	if (fp->page_size < 512 || fp->page_size > (1u << 30) || (fp->page_size & (fp->page_size - 1)))
 		return fail(why, whylen, "corrupt: page size %u is not a power of two in 512..1G", fp->page_size);
 	if (!fp->sample || fp->sample > FP_SAMPLE_MAX)
@@ -187,6 +187,10 @@ static int check_start(const unsigned char *buf, size_t have, size_t len, struct
 	if (have < FP_HEADER_BYTES + 4 && have == len)
 		return fail(why, whylen, "truncated: %zu bytes, shorter than a header", len);
 	fp_header_get(buf, fp, &body, hl, ll);
+	if (fp->version == 1)
+		return fail(why, whylen, "format version 1, whose hashes are not keyed: made by an older ksm-run, "
+			    "it reveals its pages to anyone who can guess them; take it again (this ksm-run reads "
+			    "version %d)", FP_VERSION);
 	if (fp->version != FP_VERSION)
 		return fail(why, whylen, "format version %u; this ksm-run reads version %d", fp->version, FP_VERSION);
 	if (*hl > FP_TEXT_MAX || *ll > FP_TEXT_MAX || body > FP_FILE_MAX)
