@@ -117,6 +117,29 @@ fingerprint() {
 	done
 }
 
+@test "planted: --fingerprint-per-cgroup writes through no link; a planted key (a link, nobody's file) is not used" {
+	local h cg=ksmenable-test-$$
+	h=$(cgroup_root)
+	make_cgroup p
+	start_workload fpw -- "$PROGS/dupmem" mmap=2 wait
+	echo "$(wl_pid fpw)" >"$h/$cg-p/cgroup.procs"
+	# the per-cgroup file, planted as a link; the key there made by ksm-run
+	plant link "$cg-p.kfp"
+	refused_with 125 "--fingerprint=$PLANT_DIR/$cg-p.kfp: refused: it is a symbolic link" \
+		--estimate="cgroup:$h/$cg-p" --fingerprint-per-cgroup="$PLANT_DIR"
+	[ "$(stat -c %a:%u "$PLANT_DIR/ksm-run-fleet.key")" = 600:0 ]
+	# a key planted as a link to root's file, or as nobody's file: refused before anything is read
+	mkdir -m 1777 "$PLANT_DIR/k"
+	as_nobody ln -s "$VICTIM" "$PLANT_DIR/k/ksm-run-fleet.key"
+	refused_with 125 "fingerprint key $PLANT_DIR/k/ksm-run-fleet.key: not a key" \
+		--estimate="$(wl_pid fpw)" --fingerprint="$PLANT_DIR/k/fp.kfp"
+	[ -z "$output" ] && [ ! -e "$PLANT_DIR/k/fp.kfp" ]
+	as_nobody sh -c 'umask 077; echo 000102030405060708090a0b0c0d0e0f >"$1"' sh "$PLANT_DIR/k/nobody.key"
+	refused_with 125 "fingerprint key $PLANT_DIR/k/nobody.key: refused: owned by uid 65534" \
+		--estimate="$(wl_pid fpw)" --fingerprint="$PLANT_DIR/k/fp.kfp" --fingerprint-key="$PLANT_DIR/k/nobody.key"
+	[ ! -e "$PLANT_DIR/k/fp.kfp" ]
+}
+
 @test "planted: --metrics-file is not written through a link or into a FIFO; the command runs and its status is kept" {
 	local kind
 	for kind in link fifo; do
