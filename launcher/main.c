@@ -35,6 +35,8 @@ int main(int argc, char **argv)
 			.target = o.estimate, .fp = &o.fp, .allow = o.allow, .deny = o.deny,
 			.settle = o.settle, .json = o.json, .output = o.report_file,
 		};
+		if (fp_wanted(&o.fp) && fingerprints_key(&o.fp) < 0)
+			return 125;     /* said why; nothing was read */
 		return estimate_main(&eo);
 	}
 	case ACT_COMBINE:

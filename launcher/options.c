@@ -27,7 +27,7 @@ enum {
 	O_STATUS, O_RESTORE, O_ALIAS, O_ESTIMATE, O_SETTLE, O_PROFILE, O_THRESHOLD,
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
-	O_FP_FORMAT, O_FP_PER_CGROUP, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
+	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
 };
 
 /* --watch's interval when it is given without one. */
@@ -76,6 +76,7 @@ static const struct option base_opts[] = {
 	{ "sample", required_argument, NULL, O_SAMPLE },
 	{ "fingerprint-format", required_argument, NULL, O_FP_FORMAT },
 	{ "fingerprint-per-cgroup", required_argument, NULL, O_FP_PER_CGROUP },
+	{ "fingerprint-key", required_argument, NULL, O_FP_KEY },
 	{ "combine", no_argument, NULL, O_COMBINE },
 	{ "matrix", no_argument, NULL, O_MATRIX },
 	{ "profile", no_argument, NULL, O_PROFILE },
@@ -101,6 +102,7 @@ static void usage(FILE *f)
 "       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
 "       ksm-run --estimate=TARGET [--label=NAME] --fingerprint=FILE [--estimate=...]...\n"
 "               [--sample=N] [--fingerprint-format=binary|tsv] [--fingerprint-per-cgroup=DIR]\n"
+"               [--fingerprint-key=FILE]\n"
 "       ksm-run --combine [--matrix] [--json] FILE...\n"
 "       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --attach=TARGET [--no-wait] [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
@@ -166,6 +168,8 @@ static void usage(FILE *f)
 "  --fingerprint-per-cgroup=DIR  one fingerprint per cgroup of the targets\n"
 "  --sample=N          keep the contents whose hash is 0 modulo N (default 1)\n"
 "  --fingerprint-format=binary|tsv  binary (default), or text for SQL engines\n"
+"  --fingerprint-key=FILE  the fleet's key of the fingerprints (made if missing;\n"
+"                      default: ksm-run-fleet.key beside the first fingerprint)\n"
 "  --combine FILE...   what KSM would save if the fingerprints' workloads ran\n"
 "                      on one host, and the gain of putting them together\n"
 "  --matrix            with --combine: the gain of every pair of fingerprints\n"
@@ -371,6 +375,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 		o->fp_format_given = true;
 		break;
 	case O_FP_PER_CGROUP: fleet_per_cgroup_option(&o->fp, arg); break;
+	case O_FP_KEY: fleet_key_option(&o->fp, arg); break;
 	case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;

@@ -83,6 +83,15 @@ void fleet_per_cgroup_option(struct fp_options *fp, const char *arg)
 	fp->per_cgroup = arg;
 }
 
+void fleet_key_option(struct fp_options *fp, const char *arg)
+{
+	char why[PATH_MAX + 128];
+
+	if (access(arg, F_OK) && file_check_new(arg, why, sizeof why))
+		die("--fingerprint-key=%s: %s (accepted: a key file, or a new one in an existing directory)", arg, why);
+	fp->key_file = arg;
+}
+
 /* Fingerprints are taken by --estimate and read by --combine. */
 void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char **cmd)
 {
@@ -92,6 +101,9 @@ void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char *
 		if (fp->req[i].label && !fp->req[i].file)
 			die("--label=%s names the fingerprint of --estimate=%s: add --fingerprint=FILE after it",
 			    fp->req[i].label, fp->req[i].target);
+	if (!fp_wanted(fp) && fp->key_file)
+		die("--fingerprint-key goes with a fingerprint: ksm-run --estimate=TARGET --fingerprint=FILE "
+		    "--fingerprint-key=FILE (--combine needs no key: it compares the files' key ids)");
 	if (!fp_wanted(fp) && (fp->sample || m->format_given))
 		die("--sample and --fingerprint-format go with a fingerprint: "
 		    "ksm-run --estimate=TARGET --fingerprint=FILE --sample=N");

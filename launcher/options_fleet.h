@@ -16,6 +16,7 @@ void fleet_fingerprint_option(struct fp_options *fp, const char *arg);  /* --fin
 void fleet_label_option(struct fp_options *fp, const char *arg);        /* --label=NAME */
 void fleet_sample_option(struct fp_options *fp, const char *arg);       /* --sample=N */
 void fleet_per_cgroup_option(struct fp_options *fp, const char *arg);   /* --fingerprint-per-cgroup=DIR */
+void fleet_key_option(struct fp_options *fp, const char *arg);          /* --fingerprint-key=FILE */
 
 /* What the rest of the command line says, for the rules between them. */
 struct fleet_mode {

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -120,6 +121,7 @@ void report_write(void)
 {
 	struct line l = { .len = 0 };
 	char comm[64];
+	struct stat st;
 	int fd;
 
 	read_comm(comm, sizeof comm);
@@ -142,9 +144,15 @@ void report_write(void)
 		log_warn("KSM_ENABLE_REPORT: the report line does not fit; not written");
 		return;
 	}
-	fd = open(lib.cfg.report_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	/* No link followed, no FIFO waited on or written (SIGPIPE would end the host). */
+	fd = open(lib.cfg.report_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		log_warn("KSM_ENABLE_REPORT=%s: cannot open (errno %d)", lib.cfg.report_path, errno);
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		log_warn("KSM_ENABLE_REPORT=%s: not a regular file; not written", lib.cfg.report_path);
+		close(fd);
 		return;
 	}
 	if (write(fd, l.buf, l.len) != (ssize_t)l.len)

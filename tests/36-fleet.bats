@@ -245,8 +245,10 @@ rewrite() {
 	rewrite $((size - 10)) 1 0 flip "$a" "$FP/flipped.kfp"
 	refused "$FP/flipped.kfp" "corrupt: checksum mismatch" -- --combine "$FP/flipped.kfp" "$b"
 	# another version, another hash function
-	rewrite 8 4 2 crc "$a" "$FP/v2.kfp"
-	refused "$FP/v2.kfp" "format version 2; this ksm-run reads version 1" -- --combine "$b" "$FP/v2.kfp"
+	rewrite 8 4 3 crc "$a" "$FP/v3.kfp"
+	refused "$FP/v3.kfp" "format version 3; this ksm-run reads version 2" -- --combine "$b" "$FP/v3.kfp"
+	rewrite 8 4 1 crc "$a" "$FP/v1.kfp"
+	refused "$FP/v1.kfp" "format version 1, whose hashes are not keyed" "take it again" -- --combine "$FP/v1.kfp"
 	rewrite 12 4 7 crc "$a" "$FP/hash7.kfp"
 	refused "$FP/hash7.kfp" "hash function 7 is not known" -- --combine "$FP/hash7.kfp"
 	# counts that contradict each other, with a right checksum
@@ -270,6 +272,96 @@ rewrite() {
 	refused "$FP/t.tsv" "not a ksm-run fingerprint" -- --combine "$a" "$FP/t.tsv"
 	# and the good ones still combine
 	combine "$a" "$b"
+}
+
+# max_rss_of CMD...: runs CMD (its status in $status, its stderr in
+# $stderr), its peak memory in KiB in $rss_kib (GNU time's %M).
+max_rss_of() {
+	local out=$BATS_TEST_TMPDIR/rss
+	status=0
+	/usr/bin/time -o "$out" -f %M "$@" >/dev/null 2>"$BATS_TEST_TMPDIR/rss.err" || status=$?
+	stderr=$(<"$BATS_TEST_TMPDIR/rss.err")
+	rss_kib=$(tail -n 1 "$out")
+}
+
+@test "fleet: --combine refuses a FIFO at once and reads only the header of a 2 GiB file that is not a fingerprint" {
+	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 pairs=1 wait
+	take 1 binary "a=$(wl_pid a)"
+	local a=$FP/a.kfp
+	mkfifo "$FP/fifo.kfp"
+	# a FIFO with no writer blocked the open forever; bounded by timeout here
+	run --separate-stderr timeout -k 5 10 "$KSM_RUN" --combine "$a" "$FP/fifo.kfp"
+	echo "status $status: $stderr"
+	[ "$status" = 125 ]
+	[[ $stderr == *"$FP/fifo.kfp: not a regular file"* ]]
+	# 2 GiB of holes: refused by its first bytes, not read whole
+	truncate -s 2G "$FP/sparse.kfp"
+	max_rss_of timeout 60 "$KSM_RUN" --combine "$a" "$FP/sparse.kfp"
+	echo "status $status, peak $rss_kib KiB: $stderr"
+	[ "$status" = 125 ] && [[ $stderr == *"not a ksm-run fingerprint"* ]]
+	[ "$rss_kib" -lt 65536 ]
+	# a real header on 2 GiB: the length disagrees with the header's
+	cp "$a" "$FP/grown.kfp"
+	truncate -s 2G "$FP/grown.kfp"
+	max_rss_of timeout 60 "$KSM_RUN" --combine "$a" "$FP/grown.kfp"
+	echo "status $status, peak $rss_kib KiB: $stderr"
+	[ "$status" = 125 ] && [[ $stderr == *"corrupt (bytes after the end): 2147483648 bytes"* ]]
+	[ "$rss_kib" -lt 65536 ]
+	# a link the user names is input like any other: followed
+	ln -s "$a" "$FP/link.kfp"
+	combine "$FP/link.kfp" "$a"
+}
+
+# hashes FILE: the content hashes of a TSV fingerprint, sorted.
+hashes() { awk -F'\t' 'NR > 1 && $1 ~ /^[0-9a-f]+$/ { print $1 }' "$1" | sort; }
+
+@test "fleet: fingerprints are private and keyed: 0600 under umask 022, stricter with a stricter umask; one content, two keys, two hashes; mixed keys do not combine" {
+	start_workload a -- "$PROGS/dupmem" seed=0x300000000 distinct=2 pairs=1 wait
+	local p key1=$FP/one.key key2=$FP/two.key k
+	p=$(wl_pid a)
+	( umask 022; "$KSM_RUN" --estimate="$p" --fingerprint="$FP/u022.kfp" ) >/dev/null 2>&1
+	( umask 077; "$KSM_RUN" --estimate="$p" --fingerprint="$FP/u077.kfp" ) >/dev/null 2>&1
+	( umask 0277; "$KSM_RUN" --estimate="$p" --fingerprint="$FP/u277.kfp" ) >/dev/null 2>&1
+	[ "$(stat -c %a "$FP/u022.kfp")" = 600 ]
+	[ "$(stat -c %a "$FP/u077.kfp")" = 600 ]
+	[ "$(stat -c %a "$FP/u277.kfp")" = 400 ]
+	# the key made beside them: 0600, root's, and in no fingerprint
+	[ "$(stat -c %a:%u "$FP/ksm-run-fleet.key")" = 600:0 ]
+	k=$(head -c 32 "$FP/ksm-run-fleet.key")
+	[[ $k =~ ^[0-9a-f]{32}$ ]]
+	! grep -q "$k" "$FP/u022.kfp"
+	python3 -c 'import sys; k = bytes.fromhex(sys.argv[1]); b = open(sys.argv[2], "rb").read(); sys.exit(k in b or k[:8] in b or k[8:] in b)' "$k" "$FP/u022.kfp"
+	# the same contents under two keys: no hash in common; under one key twice: the same
+	run -0 --separate-stderr "$KSM_RUN" --estimate="$p" --fingerprint="$FP/k1.tsv" --fingerprint-format=tsv --fingerprint-key="$key1"
+	[[ $stderr == *"fingerprint key: made $key1 (mode 0600)"* ]]
+	run -0 "$KSM_RUN" --estimate="$p" --fingerprint="$FP/k2.tsv" --fingerprint-format=tsv --fingerprint-key="$key2"
+	run -0 "$KSM_RUN" --estimate="$p" --fingerprint="$FP/k1again.tsv" --fingerprint-format=tsv --fingerprint-key="$key1"
+	[ "$(hashes "$FP/k1.tsv" | wc -l)" -ge 2 ]
+	[ "$(hashes "$FP/k1.tsv")" = "$(hashes "$FP/k1again.tsv")" ]
+	[ -z "$(comm -12 <(hashes "$FP/k1.tsv") <(hashes "$FP/k2.tsv"))" ]
+	# the TSV says its key's id, which is not the key
+	grep -q "^key:[0-9a-f]\{16\}	0	0	" "$FP/k1.tsv"
+	! grep -q "$(head -c 16 "$key1")" "$FP/k1.tsv"
+	# binary fingerprints of two keys are refused together
+	run -0 "$KSM_RUN" --estimate="$p" --fingerprint="$FP/k1.kfp" --fingerprint-key="$key1"
+	run -0 "$KSM_RUN" --estimate="$p" --fingerprint="$FP/k2.kfp" --fingerprint-key="$key2"
+	refused "$FP/k1.kfp and $FP/k2.kfp cannot be combined: they were made with different keys" \
+		"--fingerprint-key" -- --combine "$FP/k1.kfp" "$FP/k2.kfp"
+	combine "$FP/k1.kfp" "$FP/k1.kfp"
+	# a key others may read, a key of another user, a FIFO: refused, nothing written
+	chmod 0640 "$key1"
+	refused "fingerprint key $key1: refused" "chmod 600" -- --estimate="$p" --fingerprint="$FP/x.kfp" --fingerprint-key="$key1"
+	chmod 0600 "$key1"
+	chown nobody "$key1"
+	refused "fingerprint key $key1: refused: owned by uid 65534" -- --estimate="$p" --fingerprint="$FP/x.kfp" --fingerprint-key="$key1"
+	mkfifo "$FP/fifo.key"
+	run --separate-stderr timeout -k 5 10 "$KSM_RUN" --estimate="$p" --fingerprint="$FP/x.kfp" --fingerprint-key="$FP/fifo.key"
+	[ "$status" = 125 ] && [[ $stderr == *"fingerprint key $FP/fifo.key: not a regular file"* ]]
+	echo "not a key" >"$FP/bad.key"
+	chmod 600 "$FP/bad.key"
+	refused "fingerprint key $FP/bad.key: not a key" -- --estimate="$p" --fingerprint="$FP/x.kfp" --fingerprint-key="$FP/bad.key"
+	[ ! -e "$FP/x.kfp" ]
+	refused "--fingerprint-key goes with a fingerprint" -- --combine --fingerprint-key="$key2" "$FP/k2.kfp"
 }
 
 @test "fleet: TSV fingerprints and the man page's SQL in sqlite3 give the figures of --combine and --matrix" {
@@ -333,7 +425,8 @@ rewrite() {
 	k=$status
 	stop_workloads
 	[ "$k" = 0 ]
-	[ "$(ls "$FP")" = "$(printf '%s\n' "$cg-a.kfp" "$cg-b.kfp")" ]
+	[ "$(ls "$FP" | grep -v "^ksm-run-fleet.key$")" = "$(printf '%s\n' "$cg-a.kfp" "$cg-b.kfp")" ]
+	[ -f "$FP/ksm-run-fleet.key" ]     # the key made beside them
 	combine "$FP/$cg-a.kfp" "$FP/$cg-b.kfp"
 	[ "$(comb '[.fingerprints[].label] | join(" ")')" = "/$cg-a /$cg-b" ]
 	[ "$(comb .gain.pages_sharing)" -ge 512 ]
@@ -354,7 +447,7 @@ rewrite() {
 	k=$status
 	stop_workloads
 	[ "$k" = 0 ]
-	[ "$(ls "$FP" | LC_ALL=C sort)" = "$(printf '%s\n' "$cg-x_y-2.kfp" "$cg-x_y.kfp")" ]
+	[ "$(ls "$FP" | grep -v "^ksm-run-fleet.key$" | LC_ALL=C sort)" = "$(printf '%s\n' "$cg-x_y-2.kfp" "$cg-x_y.kfp")" ]
 	combine "$FP/$cg-x_y.kfp" "$FP/$cg-x_y-2.kfp"
 	[ "$(comb '[.fingerprints[].label] | sort | join(" ")')" = "/$cg-x/y /$cg-x_y" ]
 }

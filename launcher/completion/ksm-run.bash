@@ -101,7 +101,7 @@ _ksm_run_reply() {
 _ksm_run_value() {
 	local opt=$1 cur=$2 pre=${2:0:$3} v=${2:$3} w list=()
 	case $opt in
-	--preload | --report-file | --fingerprint)
+	--preload | --report-file | --fingerprint | --fingerprint-key)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$v")
 		return 0 ;;

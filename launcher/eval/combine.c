@@ -227,17 +227,21 @@ out:
 static const char *mismatch(const struct fingerprint *a, const struct fingerprint *b, char *buf, size_t len)
 {
 	if (a->version != b->version)
-		snprintf(buf, len, "format versions %u and %u", a->version, b->version);
+		snprintf(buf, len, "format versions %u and %u differ", a->version, b->version);
 	else if (a->hash_fn != b->hash_fn)
-		snprintf(buf, len, "hash functions %u and %u", a->hash_fn, b->hash_fn);
+		snprintf(buf, len, "hash functions %u and %u differ", a->hash_fn, b->hash_fn);
 	else if (a->page_size != b->page_size)
-		snprintf(buf, len, "page sizes %u and %u", a->page_size, b->page_size);
+		snprintf(buf, len, "page sizes %u and %u differ", a->page_size, b->page_size);
 	else if (a->sample != b->sample)
-		snprintf(buf, len, "sampling 1/%u and 1/%u", a->sample, b->sample);
+		snprintf(buf, len, "sampling 1/%u and 1/%u differ", a->sample, b->sample);
 	else if (a->max_page_sharing != b->max_page_sharing)
-		snprintf(buf, len, "max_page_sharing %u and %u", a->max_page_sharing, b->max_page_sharing);
+		snprintf(buf, len, "max_page_sharing %u and %u differ", a->max_page_sharing, b->max_page_sharing);
 	else if (a->use_zero_pages != b->use_zero_pages)
-		snprintf(buf, len, "use_zero_pages %u and %u", a->use_zero_pages, b->use_zero_pages);
+		snprintf(buf, len, "use_zero_pages %u and %u differ", a->use_zero_pages, b->use_zero_pages);
+	else if (a->key_id != b->key_id)
+		snprintf(buf, len, "they were made with different keys (key ids %016llx and %016llx); "
+			 "take every fingerprint of a fleet with one --fingerprint-key",
+			 (unsigned long long)a->key_id, (unsigned long long)b->key_id);
 	else
 		return NULL;
 	return buf;
@@ -245,7 +249,7 @@ static const char *mismatch(const struct fingerprint *a, const struct fingerprin
 
 static int load_all(struct combine_result *r, char **files)
 {
-	char why[512], diff[256];
+	char why[512], diff[320];
 
 	for (size_t i = 0; i < r->n; i++) {
 		struct combine_input *in = &r->in[i];
@@ -257,7 +261,7 @@ static int load_all(struct combine_result *r, char **files)
 			return -1;
 		}
 		if (i && mismatch(&r->in[0].fp, &in->fp, diff, sizeof diff)) {
-			msg("--combine: %s and %s cannot be combined: %s differ", r->in[0].file, in->file, diff);
+			msg("--combine: %s and %s cannot be combined: %s", r->in[0].file, in->file, diff);
 			return -1;
 		}
 	}
@@ -267,11 +271,30 @@ static int load_all(struct combine_result *r, char **files)
 	return 0;
 }
 
+/* The figures to --report-file, whole or not at all: 0 or 125. */
+static int print_to_file(const struct combine_result *r, bool json, const char *path)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int err;
+
+	if (!m)
+		die_oom();
+	combine_print(m, r, json);
+	if (fclose(m))
+		die_oom();
+	err = file_replace(path, text, len, file_mode_umask(0644));
+	free(text);
+	if (err)
+		msg("--report-file=%s: refused: %s", path, file_strerror(-err));
+	return err ? 125 : 0;
+}
+
 int combine_main(char **files, bool matrix, bool json, const char *output)
 {
 	struct combine_result r = { 0 };
 	double start = now_s();
-	FILE *out = stdout;
 	int status = 125;
 
 	while (files[r.n])
@@ -287,13 +310,11 @@ int combine_main(char **files, bool matrix, bool json, const char *output)
 	if (combine_compute(&r, matrix) < 0)
 		die_oom();
 	r.seconds = now_s() - start;
-	if (output && !(out = fopen(output, "we"))) {
-		msg_errno(errno, "--report-file=%s", output);
+	if (output) {
+		status = print_to_file(&r, json, output);
 		goto out;
 	}
-	combine_print(out, &r, json);
-	if (out != stdout)
-		fclose(out);
+	combine_print(stdout, &r, json);
 	status = 0;
 out:
 	for (size_t i = 0; i < r.n; i++)

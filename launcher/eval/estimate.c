@@ -504,7 +504,6 @@ int estimate_main(const struct estimate_opts *o)
 	struct scan s = { .res = &res };
 	struct pid_list pids;
 	size_t i, scanned = 0;
-	FILE *out = stdout;
 	int status = 0;
 
 	if (setup(&s, o, &pids) < 0)
@@ -554,14 +553,12 @@ int estimate_main(const struct estimate_opts *o)
 	if (predict(&s) < 0)
 		die_oom();
 	res.record_bytes = s.rec_cap * sizeof *s.recs;
-	if (o->output && !(out = fopen(o->output, "we"))) {
-		msg_errno(errno, "--report-file=%s", o->output);
-		status = 125;
-		goto out;
+	if (o->output) {
+		if ((status = estimate_print_file(o->output, &res, o->json)))
+			goto out;
+	} else {
+		estimate_print(stdout, &res, o->json);
 	}
-	estimate_print(out, &res, o->json);
-	if (out != stdout)
-		fclose(out);
 	if (o->fp && fp_wanted(o->fp))
 		status = fingerprints_take(&s, o->fp);
 out:

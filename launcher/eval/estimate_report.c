@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/files.h"
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
@@ -212,4 +213,23 @@ void estimate_print(FILE *f, const struct est_result *r, bool json)
 		print_table(f, r, procs, classes);
 	free(procs);
 	free(classes);
+}
+
+int estimate_print_file(const char *path, const struct est_result *r, bool json)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int err;
+
+	if (!m)
+		die_oom();
+	estimate_print(m, r, json);
+	if (fclose(m))
+		die_oom();
+	err = file_replace(path, text, len, file_mode_umask(0644));
+	free(text);
+	if (err)
+		msg("--report-file=%s: refused: %s", path, file_strerror(-err));
+	return err ? 125 : 0;
 }

@@ -10,4 +10,7 @@
 /* A table for people (largest savings first), or one JSON object. */
 void estimate_print(FILE *f, const struct est_result *r, bool json);
 
+/* The same to PATH, whole or not at all (common/files.c): 0, or 125 with a message. */
+int estimate_print_file(const char *path, const struct est_result *r, bool json);
+
 #endif

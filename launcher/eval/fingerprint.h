@@ -3,14 +3,15 @@
  * workloads share a host (ksm-run --estimate --fingerprint, --combine).
  *
  * A fingerprint lists, for each distinct page content of a workload (its
- * 64-bit page_hash, contents.c), how many pages hold it; zero pages are
- * counted apart.  The binary format (FINGERPRINT FORMAT in ksm-run(1)),
+ * 64-bit page_hash, contents.c, under SipHash-2-4 with the fleet's key,
+ * fingerprint_key.h), how many pages hold it; zero pages are counted
+ * apart.  Without the key, a fingerprint confirms no guess of a content.  The binary format (FINGERPRINT FORMAT in ksm-run(1)),
  * little-endian:
  *
  *   offset size
  *        0    8  magic "KSMRUNFP"
- *        8    4  format version (1)
- *       12    4  hash function (1: page_hash, all 64 bits)
+ *        8    4  format version (2; 1 had no key)
+ *       12    4  hash function (2: SipHash-2-4 of page_hash under the key)
  *       16    4  page size, bytes
  *       20    4  sampling N: only contents whose hash is 0 modulo N
  *       24    4  max_page_sharing   28  4  use_zero_pages (0 or 1)
@@ -22,7 +23,8 @@
  *       80    8  pages_shared of the workload alone
  *       88    8  records R          96  8  body bytes B
  *      104    2  host name bytes H 106  2  label bytes L  (each <= 255)
- *      108    H  host name, then L bytes of label (printable, no NUL)
+ *      108    8  key id: SipHash-2-4 under the key of a fixed string
+ *      116    H  host name, then L bytes of label (printable, no NUL)
  *                then B bytes of body: R records in increasing hash order
  *                then 4 bytes: CRC-32 (IEEE, as zlib's) of all before it
  *
@@ -43,9 +45,9 @@
 #include <stdio.h>
 
 #define FP_MAGIC "KSMRUNFP"
-#define FP_VERSION 1
-#define FP_HASH_PAGE_HASH 1
-#define FP_HEADER_BYTES 108             /* before the host name */
+#define FP_VERSION 2
+#define FP_HASH_KEYED 2                 /* SipHash-2-4 of page_hash under the key */
+#define FP_HEADER_BYTES 116             /* before the host name */
 #define FP_TEXT_MAX 255                 /* host name, label */
 #define FP_SAMPLE_MAX 65536
 #define FP_FILE_MAX ((size_t)1 << 31)   /* what --combine reads of one file */
@@ -56,6 +58,7 @@ struct fingerprint {
 	int64_t time;
 	uint64_t pages, zero_pages, volatile_pages, distinct, own_sharing, own_shared;
 	uint64_t records;
+	uint64_t key_id;                /* fingerprint_key.h: equal for one key */
 	char host[FP_TEXT_MAX + 1], label[FP_TEXT_MAX + 1];
 	const unsigned char *body;      /* in the buffer that was parsed */
 	size_t body_len;

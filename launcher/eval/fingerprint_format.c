@@ -92,6 +92,7 @@ static const struct {
 	{ 72, 8, offsetof(struct fingerprint, own_sharing) },
 	{ 80, 8, offsetof(struct fingerprint, own_shared) },
 	{ 88, 8, offsetof(struct fingerprint, records) },
+	{ 108, 8, offsetof(struct fingerprint, key_id) },
 };
 
 void fp_header_get(const unsigned char *buf, struct fingerprint *fp, uint64_t *body, size_t *hl, size_t *ll)

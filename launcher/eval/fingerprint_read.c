@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "eval/accounting.h"
 #include "eval/fingerprint.h"
 
@@ -147,9 +148,9 @@ static int check_records(const struct fingerprint *fp, char *why, size_t whylen)
 
 static int check_header(const struct fingerprint *fp, char *why, size_t whylen)
 {
-	if (fp->hash_fn != FP_HASH_PAGE_HASH)
-		return fail(why, whylen, "hash function %u is not known to this ksm-run (it knows %d: page_hash)",
-			    fp->hash_fn, FP_HASH_PAGE_HASH);
+	if (fp->hash_fn != FP_HASH_KEYED)
+		return fail(why, whylen, "hash function %u is not known to this ksm-run (it knows %d: SipHash-2-4 "
+			    "of page_hash under the key)", fp->hash_fn, FP_HASH_KEYED);
 	if (fp->page_size < 512 || fp->page_size > (1u << 30) || (fp->page_size & (fp->page_size - 1)))
 		return fail(why, whylen, "corrupt: page size %u is not a power of two in 512..1G", fp->page_size);
 	if (!fp->sample || fp->sample > FP_SAMPLE_MAX)
@@ -170,26 +171,45 @@ static int check_header(const struct fingerprint *fp, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * The magic, the version and the lengths, from the first HAVE bytes of a
+ * file of LEN bytes: enough to refuse a file that is not a fingerprint
+ * before reading the rest of it.
+ */
+static int check_start(const unsigned char *buf, size_t have, size_t len, struct fingerprint *fp, size_t *hl,
+		       size_t *ll, char *why, size_t whylen)
+{
+	uint64_t body, want;
+
+	memset(fp, 0, sizeof *fp);
+	if (have < 8 || memcmp(buf, FP_MAGIC, 8))
+		return fail(why, whylen, "not a ksm-run fingerprint (no \"%s\" at its start)", FP_MAGIC);
+	if (have < FP_HEADER_BYTES + 4 && have == len)
+		return fail(why, whylen, "truncated: %zu bytes, shorter than a header", len);
+	fp_header_get(buf, fp, &body, hl, ll);
+	if (fp->version == 1)
+		return fail(why, whylen, "format version 1, whose hashes are not keyed: made by an older ksm-run, "
+			    "it reveals its pages to anyone who can guess them; take it again (this ksm-run reads "
+			    "version %d)", FP_VERSION);
+	if (fp->version != FP_VERSION)
+		return fail(why, whylen, "format version %u; this ksm-run reads version %d", fp->version, FP_VERSION);
+	if (*hl > FP_TEXT_MAX || *ll > FP_TEXT_MAX || body > FP_FILE_MAX)
+		return fail(why, whylen, "corrupt: a length in the header is out of range");
+	want = FP_HEADER_BYTES + *hl + *ll + body + 4;
+	if (len != want)
+		return fail(why, whylen, "%s: %zu bytes, the header says %llu",
+			    len < want ? "truncated" : "corrupt (bytes after the end)", len, (unsigned long long)want);
+	fp->body_len = (size_t)body;
+	return 0;
+}
+
 int fp_parse(const unsigned char *buf, size_t len, struct fingerprint *fp, char *why, size_t whylen)
 {
 	size_t hl, ll;
-	uint64_t body;
 	uint32_t crc;
 
-	memset(fp, 0, sizeof *fp);
-	if (len < 8 || memcmp(buf, FP_MAGIC, 8))
-		return fail(why, whylen, "not a ksm-run fingerprint (no \"%s\" at its start)", FP_MAGIC);
-	if (len < FP_HEADER_BYTES + 4)
-		return fail(why, whylen, "truncated: %zu bytes, shorter than a header", len);
-	fp_header_get(buf, fp, &body, &hl, &ll);
-	if (fp->version != FP_VERSION)
-		return fail(why, whylen, "format version %u; this ksm-run reads version %d", fp->version, FP_VERSION);
-	if (hl > FP_TEXT_MAX || ll > FP_TEXT_MAX || body > FP_FILE_MAX)
-		return fail(why, whylen, "corrupt: a length in the header is out of range");
-	if (len != FP_HEADER_BYTES + hl + ll + body + 4)
-		return fail(why, whylen, "%s: %zu bytes, the header says %llu", len < FP_HEADER_BYTES + hl + ll + body + 4 ?
-			    "truncated" : "corrupt (bytes after the end)", len,
-			    (unsigned long long)(FP_HEADER_BYTES + hl + ll + body + 4));
+	if (check_start(buf, len < FP_HEADER_BYTES ? len : FP_HEADER_BYTES, len, fp, &hl, &ll, why, whylen) < 0)
+		return -1;
 	crc = fp_crc32(buf, len - 4);
 	if (crc != (uint32_t)fp_le_get(buf + len - 4, 4))
 		return fail(why, whylen, "corrupt: checksum mismatch (CRC-32 %08x, the file says %08x)",
@@ -198,40 +218,68 @@ int fp_parse(const unsigned char *buf, size_t len, struct fingerprint *fp, char 
 	    !parse_text(buf + FP_HEADER_BYTES + hl, ll, fp->label))
 		return fail(why, whylen, "corrupt: the host name or label is not printable text");
 	fp->body = buf + FP_HEADER_BYTES + hl + ll;
-	fp->body_len = (size_t)body;
 	if (check_header(fp, why, whylen) < 0)
 		return -1;
 	return check_records(fp, why, whylen);
 }
 
-int fp_load(const char *path, unsigned char **buf, size_t *len, char *why, size_t whylen)
+/* Up to LEN bytes from FD: how many were read (fewer at the end), or -errno. */
+static ssize_t read_upto(int fd, unsigned char *buf, size_t len)
 {
-	struct stat st;
 	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	*buf = NULL;
-	if (fd < 0)
-		return fail(why, whylen, "%s", strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > FP_FILE_MAX) {
-		close(fd);
-		return fail(why, whylen, "not a regular file of at most %zu bytes", FP_FILE_MAX);
-	}
-	*buf = malloc((size_t)st.st_size + 1);
-	if (!*buf) {
-		close(fd);
-		return fail(why, whylen, "out of memory");
-	}
-	/* Read to the end, but never more than fstat said (the file may grow). */
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, *buf + got, (size_t)st.st_size - got);
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n < 0)
+			return -errno;
+		if (n == 0)
 			break;
 		got += (size_t)n;
 	}
+	return (ssize_t)got;
+}
+
+/*
+ * The header first: a file that is not a fingerprint, or whose length is
+ * not the header's, is refused after reading FP_HEADER_BYTES of it, and
+ * the buffer is the length the header promised, which the file has.
+ */
+int fp_load(const char *path, unsigned char **buf, size_t *len, char *why, size_t whylen)
+{
+	unsigned char head[FP_HEADER_BYTES];
+	struct fingerprint fp;
+	struct stat st;
+	size_t hl, ll, size;
+	ssize_t got;
+	int fd = file_open_input(path, &st);
+
+	*buf = NULL;
+	if (fd < 0)
+		return fail(why, whylen, "%s", file_strerror(-fd));
+	if ((uint64_t)st.st_size > FP_FILE_MAX) {
+		close(fd);
+		return fail(why, whylen, "%lld bytes: more than a fingerprint holds (%zu)", (long long)st.st_size,
+			    FP_FILE_MAX);
+	}
+	size = (size_t)st.st_size;
+	if ((got = read_upto(fd, head, sizeof head)) < 0 ||
+	    check_start(head, (size_t)got, (size_t)got < sizeof head ? (size_t)got : size, &fp, &hl, &ll,
+			why, whylen) < 0) {
+		close(fd);
+		return got < 0 ? fail(why, whylen, "%s", strerror((int)-got)) : -1;
+	}
+	if (!(*buf = malloc(size))) {
+		close(fd);
+		return fail(why, whylen, "out of memory");
+	}
+	memcpy(*buf, head, sizeof head);
+	/* Never more than fstat said (the file may grow). */
+	got = read_upto(fd, *buf + sizeof head, size - sizeof head);
 	close(fd);
-	*len = got;
+	if (got < 0)
+		return fail(why, whylen, "%s", strerror((int)-got));
+	*len = sizeof head + (size_t)got;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "eval/accounting.h"
 #include "eval/estimate_predict.h"
 #include "eval/fingerprint.h"
+#include "eval/fingerprint_key.h"
 #include "eval/fingerprint_take.h"
 #include "eval/targets.h"
 #include "host/groups.h"
@@ -52,7 +53,8 @@ static int by_hash_pfn(const void *a, const void *b)
  * The contents of the processes marked in IN (by index of s->res->procs),
  * sampled, into *OUT (allocated), with the header's figures in FP.
  */
-static size_t build(const struct scan *s, const bool *in, struct fingerprint *fp, struct fp_content **out)
+static size_t build(const struct scan *s, const bool *in, const struct fp_key *key, struct fingerprint *fp,
+		    struct fp_content **out)
 {
 	const struct est_result *r = s->res;
 	const struct ksm_rule rule = est_rule(r);
@@ -79,7 +81,7 @@ static size_t build(const struct scan *s, const bool *in, struct fingerprint *fp
 			else if (rec->hash == s->zero_hash)
 				fp->zero_pages++;
 			else
-				v[n++] = (struct page_id){ rec->hash, rec->pfn };
+				v[n++] = (struct page_id){ fp_key_hash(key, rec->hash), rec->pfn };
 		}
 	}
 	qsort(v, n, sizeof *v, by_hash_pfn);
@@ -104,15 +106,17 @@ static size_t build(const struct scan *s, const bool *in, struct fingerprint *fp
 }
 
 /* Writes one fingerprint of the processes marked in IN to FILE. */
-static int take_one(const struct scan *s, const struct fp_options *o, const bool *in, const char *label,
-		    const char *file)
+static int take_one(const struct scan *s, const struct fp_options *o, const struct fp_key *key, const bool *in,
+		    const char *label, const char *file)
 {
 	const struct est_result *r = s->res;
 	struct fingerprint fp = {
 		.page_size = (uint32_t)r->page_size, .sample = o->sample ? o->sample : 1,
 		.max_page_sharing = (uint32_t)r->max_page_sharing, .use_zero_pages = r->use_zero_pages != 0,
-		.time = (int64_t)time(NULL),
+		.time = (int64_t)time(NULL), .key_id = key->id,
 	};
+	/* It tells which pages are equal: private, or stricter if the umask is. */
+	mode_t mode = file_mode_umask(0600);
 	struct fp_content *c;
 	unsigned char *bin = NULL;
 	char *text = NULL;
@@ -125,7 +129,7 @@ static int take_one(const struct scan *s, const struct fp_options *o, const bool
 	snprintf(fp.label, sizeof fp.label, "%s", label);
 	if (!fp_text_ok(fp.label))
 		snprintf(fp.label, sizeof fp.label, "fingerprint");
-	n = build(s, in, &fp, &c);
+	n = build(s, in, key, &fp, &c);
 	if (o->tsv) {
 		FILE *m = open_memstream(&text, &len);
 		if (!m)
@@ -133,17 +137,17 @@ static int take_one(const struct scan *s, const struct fp_options *o, const bool
 		fp_write_tsv(m, &fp, c, n);
 		if (fclose(m))
 			die_oom();
-		err = file_replace(file, text, len, 0644);
+		err = file_replace(file, text, len, mode);
 	} else {
 		if (fp_encode(&fp, c, n, &bin, &len) < 0)
 			die_oom();
-		err = file_replace(file, bin, len, 0644);
+		err = file_replace(file, bin, len, mode);
 	}
 	free(c);
 	free(bin);
 	free(text);
 	if (err) {
-		msg_errno(-err, "--fingerprint=%s", file);
+		msg("--fingerprint=%s: refused: %s", file, file_strerror(-err));
 		return 125;
 	}
 	msg("fingerprint %s (label %s): %llu pages, %llu distinct contents, %zu kept (sampling 1/%u), "
@@ -203,7 +207,7 @@ static void cgroup_file(const char *dir, const char *path, const char *ext, char
 	snprintf(out, len, "%s/%s", dir, file);
 }
 
-static int per_cgroup(const struct scan *s, const struct fp_options *o)
+static int per_cgroup(const struct scan *s, const struct fp_options *o, const struct fp_key *key)
 {
 	const struct est_result *r = s->res;
 	char (*cg)[PATH_MAX] = xcalloc(r->nprocs + 1, sizeof *cg), text[8192], file[PATH_MAX + 64];
@@ -226,13 +230,29 @@ static int per_cgroup(const struct scan *s, const struct fp_options *o)
 			if ((in[j] = !done[j] && !strcmp(cg[i], cg[j])))
 				done[j] = true;
 		cgroup_file(o->per_cgroup, cg[i], o->tsv ? ".tsv" : ".kfp", taken, ntaken++, file, sizeof file);
-		status = take_one(s, o, in, cg[i], file);
+		status = take_one(s, o, key, in, cg[i], file);
 	}
 	free(taken);
 	free(cg);
 	free(in);
 	free(done);
 	return status;
+}
+
+int fingerprints_key(struct fp_options *o)
+{
+	struct fp_key *key = &o->key;
+	char path[PATH_MAX + 32];
+
+	if (o->key_file)
+		return fp_key_load(o->key_file, key);
+	for (size_t i = 0; i < o->n; i++)
+		if (o->req[i].file) {
+			fp_key_beside(o->req[i].file, path, sizeof path);
+			return fp_key_load(path, key);
+		}
+	snprintf(path, sizeof path, "%s/%s", o->per_cgroup, FP_KEY_NAME);
+	return fp_key_load(path, key);
 }
 
 int fingerprints_take(const struct scan *s, const struct fp_options *o)
@@ -245,10 +265,10 @@ int fingerprints_take(const struct scan *s, const struct fp_options *o)
 		if (!q->file)
 			continue;
 		mark_target(s->res, q->target, in);
-		status = take_one(s, o, in, q->label ? q->label : q->target, q->file);
+		status = take_one(s, o, &o->key, in, q->label ? q->label : q->target, q->file);
 	}
 	free(in);
 	if (!status && o->per_cgroup)
-		status = per_cgroup(s, o);
+		status = per_cgroup(s, o, &o->key);
 	return status;
 }

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "eval/fingerprint_key.h"
+
 #define FP_TARGETS_MAX 64
 
 /* One --estimate=TARGET, with the --label and --fingerprint after it. */
@@ -22,10 +24,19 @@ struct fp_options {
 	unsigned sample;                /* --sample=N; 1 when not given */
 	bool tsv;                       /* --fingerprint-format=tsv */
 	const char *per_cgroup;         /* --fingerprint-per-cgroup=DIR */
+	const char *key_file;           /* --fingerprint-key=FILE; NULL: beside the first */
+	struct fp_key key;              /* fingerprints_key() */
 };
 
 /* Whether any fingerprint is asked for. */
 bool fp_wanted(const struct fp_options *o);
+
+/*
+ * Reads (or makes) the key of the fingerprints into O->key, before
+ * anything is read: --fingerprint-key, or FP_KEY_NAME beside the first
+ * fingerprint.  0, or -1 with a message (the run exits 125).
+ */
+int fingerprints_key(struct fp_options *o);
 
 struct scan;
 /*

@@ -46,7 +46,7 @@ int fp_encode(struct fingerprint *fp, const struct fp_content *c, size_t n, unsi
 		prev = c[i].hash;
 	}
 	fp->version = FP_VERSION;
-	fp->hash_fn = FP_HASH_PAGE_HASH;
+	fp->hash_fn = FP_HASH_KEYED;
 	fp->records = n;
 	fp->body_len = (size_t)(p - body);
 	fp_header_put(buf, fp);
@@ -62,6 +62,8 @@ int fp_encode(struct fingerprint *fp, const struct fp_content *c, size_t n, unsi
 void fp_write_tsv(FILE *f, const struct fingerprint *fp, const struct fp_content *c, size_t n)
 {
 	fprintf(f, "hash\tpages\tone_frame\tlabel\n");
+	/* The key's id, as a row of no pages: only files of one key go together. */
+	fprintf(f, "key:%016llx\t0\t0\t%s\n", (unsigned long long)fp->key_id, fp->label);
 	fprintf(f, "pages\t%llu\t0\t%s\n", (unsigned long long)fp->pages, fp->label);
 	fprintf(f, "zero\t%llu\t0\t%s\n", (unsigned long long)fp->zero_pages, fp->label);
 	for (size_t i = 0; i < n; i++)

@@ -144,7 +144,7 @@ static void write_metrics(const struct opts *o, const struct host_tuner *h, cons
 	r = metrics_write_host(o->metrics_file, h, now, NULL);
 	if (r && r != last_err)
 		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
-			    strerror(-r));
+			    file_strerror(-r));
 	else if (!r && last_err)
 		daemon_logf("the metrics file %s is written again", o->metrics_file);
 	last_err = r;
@@ -194,7 +194,7 @@ int daemon_main(const struct opts *o)
 	}
 	/* Figures of a daemon that is gone would read as true: the file goes with it. */
 	if (o->metrics_file)
-		unlink(o->metrics_file);
+		file_remove_own(o->metrics_file);
 	if (host_tuner_leave(&h)) {
 		daemon_logf("stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
 			    "then `ksm-run --restore`", stop_name(sig));

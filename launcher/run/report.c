@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/files.h"
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
@@ -408,9 +409,9 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 		write_text(mem, o, s, c, &fg);
 	fclose(mem);
 	if (o->file) {
-		FILE *f = fopen(o->file, "ae");
-		if (!f || fputs(text, f) < 0 || fclose(f)) {
-			msg_errno(errno, "cannot write the report to %s", o->file);
+		int err = file_append(o->file, text, len, 0644);
+		if (err) {
+			msg("cannot write the report to %s: %s", o->file, file_strerror(-err));
 			r = -1;
 		}
 	} else if (fputs(text, stderr) < 0) {

@@ -52,13 +52,12 @@ struct run {
 /* --report-file must be writable before anything runs. */
 static void check_report_file(const struct opts *o)
 {
-	int fd;
+	int r;
 
 	if (!o->report_file)
 		return;
-	if ((fd = open(o->report_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
-		die_errno(errno, "--report-file=%s", o->report_file);
-	close(fd);
+	if ((r = file_append(o->report_file, "", 0, 0644)))
+		die("--report-file=%s: refused: %s; nothing was run", o->report_file, file_strerror(-r));
 }
 
 static void find_library(struct run *r)
@@ -222,7 +221,7 @@ static void supervise(struct run *r)
 		profile_finish(&r->prof);
 	/* The figures of a command that has ended would read as true: the file goes. */
 	if (r->o->metrics_file)
-		unlink(r->o->metrics_file);
+		file_remove_own(r->o->metrics_file);
 }
 
 static void finish(struct run *r)

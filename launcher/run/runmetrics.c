@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/files.h"
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "ksmstat.h"
@@ -43,6 +44,6 @@ void run_metrics_write(const char *path, const struct host_tuner *h, const struc
 	run_metrics_command(s, &c);
 	r = metrics_write_host(path, h, &s->last, &c);
 	if (r && r != last_err)
-		msg_errno(-r, "cannot write the metrics file %s (trying again at every sample)", path);
+		msg("cannot write the metrics file %s: %s (trying again at every sample)", path, file_strerror(-r));
 	last_err = r;
 }

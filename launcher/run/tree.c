@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/files.h"
@@ -223,7 +224,8 @@ void sample_init(struct sampler *s, pid_t root, const char *libpath, const char 
 	s->scans_t0 = s->scans_t1 = -1;
 	s->saved_last = s->saved_peak = LLONG_MIN;
 	if (report_path) {
-		int fd = open(report_path, O_RDONLY | O_CLOEXEC);
+		struct stat st;
+		int fd = file_open_input(report_path, &st);
 		if (fd >= 0) {
 			s->report_off = lseek(fd, 0, SEEK_END);
 			close(fd);
@@ -342,10 +344,12 @@ static void lib_line(struct sampler *s, const char *line)
 static void read_lib_lines(struct sampler *s)
 {
 	char buf[8192];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
-	if (!s->report_path || (fd = open(s->report_path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* KSM_ENABLE_REPORT may name anything: a FIFO must not block the run. */
+	if (!s->report_path || (fd = file_open_input(s->report_path, &st)) < 0)
 		return;
 	/* Only whole lines are consumed; a partial one is read again later. */
 	while ((n = pread(fd, buf, sizeof buf - 1, s->report_off)) > 0) {

@@ -3,7 +3,8 @@
  * accounting rule (eval/accounting.c), the fingerprint format's round trip
  * and its refusals (eval/fingerprint_*.c), and the union of fingerprints
  * with the gain of each pair (eval/combine.c), on made-up contents whose
- * figures are worked out by hand.
+ * figures are worked out by hand; SipHash-2-4 against the reference
+ * vectors of its authors, and the fingerprint key (eval/fingerprint_key.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,8 @@
 #include "eval/accounting.h"
 #include "eval/combine.h"
 #include "eval/fingerprint.h"
+#include "eval/fingerprint_key.h"
+#include "eval/siphash.h"
 
 static int passed, failed;
 
@@ -93,7 +96,7 @@ static void test_format(void)
 	}
 	CHECK(i == 4 && fp_next(&cur, &x) == 0);
 	/* little-endian, magic first, CRC-32 of all before it last */
-	CHECK(!memcmp(buf, "KSMRUNFP", 8) && buf[8] == 1 && buf[9] == 0 && buf[16] == 0 && buf[17] == 0x10);
+	CHECK(!memcmp(buf, "KSMRUNFP", 8) && buf[8] == 2 && buf[9] == 0 && buf[16] == 0 && buf[17] == 0x10);
 	CHECK(fp_crc32("123456789", 9) == 0xcbf43926u);
 	/* every prefix refused, and a flipped byte anywhere */
 	for (size_t k = 0; k < len; k++)
@@ -147,8 +150,47 @@ static void test_union(void)
 	free(r.pair_bound);
 }
 
+/*
+ * The reference vectors of SipHash-2-4 (the paper's appendix and the
+ * authors' vectors.h): key 00 01 .. 0f, message 00 01 .. (n-1), the output
+ * as a little-endian number.
+ */
+static void test_siphash(void)
+{
+	static const uint64_t want[] = {
+		0x726fdb47dd0e0e31ULL, 0x74f839c593dc67fdULL, 0x0d6c8009d9a94f5aULL, 0x85676696d7fb7e2dULL,
+		0xcf2794e0277187b7ULL, 0x18765564cd99a68dULL, 0xcbc9466e58fee3ceULL, 0xab0200f58b01d137ULL,
+		0x93f5f5799a932462ULL, 0x9e0082df0ba9e4b0ULL, 0x7a5dbbc594ddb9f3ULL, 0xf4b32f46226bada7ULL,
+		0x751e8fbc860ee5fbULL,
+	};
+	unsigned char key[SIPHASH_KEY_BYTES], msg[16], other[SIPHASH_KEY_BYTES];
+	struct siphash_key k;
+	struct fp_key a, b;
+	uint64_t word = 0;
+
+	for (int i = 0; i < 16; i++)
+		key[i] = msg[i] = (unsigned char)i;
+	k = siphash_key_of(key);
+	for (size_t n = 0; n < sizeof want / sizeof want[0]; n++)
+		CHECK(siphash24(&k, msg, n) == want[n]);
+	CHECK(siphash24(&k, msg, 15) == 0xa129ca6149be45e5ULL);    /* the paper's example */
+	/* the one-word form is the 8-byte message */
+	for (int i = 7; i >= 0; i--)
+		word = word << 8 | msg[i];
+	CHECK(siphash24_u64(&k, word) == want[8]);
+	/* one page hash under two keys: unrelated; the key id is not the key */
+	memcpy(other, key, sizeof other);
+	other[0] ^= 1;
+	fp_key_of(key, &a);
+	fp_key_of(other, &b);
+	CHECK(fp_key_hash(&a, 0x123456789abcdefULL) != fp_key_hash(&b, 0x123456789abcdefULL));
+	CHECK(fp_key_hash(&a, 1) != fp_key_hash(&a, 2));
+	CHECK(a.id != b.id && a.id != a.k.k0 && a.id != a.k.k1);
+}
+
 int main(void)
 {
+	test_siphash();
 	test_rule();
 	test_format();
 	test_union();
