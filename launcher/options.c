@@ -17,6 +17,7 @@
 #include "host/knobs.h"
 #include "host/metrics.h"
 #include "ksmenable.h"
+#include "nearest.h"
 #include "options.h"
 #include "options_attach.h"
 #include "options_fleet.h"
@@ -129,7 +130,8 @@ static void usage(FILE *f)
 "  --merge-across-nodes=0|1\n"
 "  --no-tune       no default tuning (only run=1 when KSM is off)\n"
 "  --keep-knobs    leave the knobs as set when the command ends\n"
-"  --strict        a knob that cannot be written is an error (exit 125)\n"
+"  --strict        a knob that cannot be written, or an unknown KSM_ENABLE_*\n"
+"                  name in the environment, is an error (exit 125)\n"
 "  --take-over     keep tuning when another manager (ksmtuned, tuned) writes\n"
 "                  the knobs; by default ksm-run says so and stops writing\n"
 "  --restore       put back knobs left by a ksm-run that was killed\n"
@@ -190,48 +192,20 @@ static void build_table(void)
 	memset(&all_opts[NALL], 0, sizeof all_opts[0]);
 }
 
-/* Edit distance with transpositions, for "did you mean". */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), d[64][64];
-
-	if (la >= 64 || lb >= 64)
-		return (size_t)-1;
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
 /* The known option nearest to NAME, if near enough to be a typo. */
 static const char *nearest_option(const char *name)
 {
 	const char *best = NULL;
-	size_t best_d = (size_t)-1, limit = strlen(name) / 3 + 1;
+	size_t best_d = (size_t)-1, len = strlen(name);
 
-	if (limit > 3)
-		limit = 3;
 	for (int i = 0; i < NALL; i++) {
-		size_t d = distance(name, all_opts[i].name);
+		size_t d = name_distance(name, len, all_opts[i].name, strlen(all_opts[i].name));
 		if (d < best_d) {
 			best_d = d;
 			best = all_opts[i].name;
 		}
 	}
-	return best_d <= limit ? best : NULL;
+	return name_is_near(best_d, len) ? best : NULL;
 }
 
 _Noreturn static void unknown_option(const char *arg, int optopt_)
@@ -538,6 +512,23 @@ static const char *setting_name(void *ctx, const char *var)
 	return option_for(ctx, var, &option) ? option : var;
 }
 
+extern char **environ;
+
+/* A KSM_ENABLE_* name in the environment that the library does not know. */
+static void unknown_variable(void *ctx, const char *name, size_t len, const char *nearest)
+{
+	const char *strict = ctx;
+	char near[96] = "";
+
+	if (nearest)
+		snprintf(near, sizeof near, " (did you mean %s?)", nearest);
+	if (strict)
+		die("%s: %.*s in the environment is not a variable of the library%s; nothing was run",
+		    strict, (int)len, name, near);
+	msg("warning: %.*s in the environment is not a variable of the library%s; "
+	    "--strict makes this an error", (int)len, name, near);
+}
+
 static void check_library_settings(struct opts *o)
 {
 	struct config_source src = { setting_get, setting_name, o };
@@ -545,6 +536,10 @@ static void check_library_settings(struct opts *o)
 
 	if (config_load(&o->lib, &src, why, sizeof why))
 		die("%s", why);
+	/* The command inherits ksm-run's environment, so a typo there is the command's. */
+	if (o->action == ACT_RUN || o->action == ACT_PROFILE)
+		config_unknown_variables(environ, unknown_variable,
+					 o->strict ? "--strict" : o->lib.strict ? "KSM_ENABLE_STRICT=1" : NULL);
 }
 
 char **options_parse(int argc, char **argv, struct opts *o)

@@ -23,6 +23,19 @@
 
 static const struct selector_list no_selectors;
 
+extern char **environ;
+
+/* One line for a KSM_ENABLE_* name the library does not know: a typo must not pass unseen. */
+static void unknown_variable(void *ctx, const char *name, size_t len, const char *nearest)
+{
+	enum log_level level = *(const int *)ctx ? LOG_ERROR : LOG_WARN;
+
+	if (nearest)
+		log_msg(level, "%.*s is not a variable of the library (did you mean %s?)", (int)len, name, nearest);
+	else
+		log_msg(level, "%.*s is not a variable of the library (see libksmenable(7))", (int)len, name);
+}
+
 static void start_madvise(void)
 {
 	/* An inherited process-wide flag would merge what the lists exclude. */
@@ -99,6 +112,11 @@ __attribute__((constructor)) static void ksmenable_init(void)
 		goto out;
 	}
 	log_threshold = lib.cfg.log;
+	if (config_unknown_variables(environ, unknown_variable, &lib.cfg.strict) && lib.cfg.strict) {
+		log_error("KSM_ENABLE_STRICT=1: KSM is not enabled");
+		lib.error = "configuration";
+		goto out;
+	}
 	/* A program that links the library chooses through the API. */
 	acting = lib.cfg.mode_set || ldpreload_has_us();
 	if (!lib.cfg.inherit && ldpreload_drop_us())

@@ -97,6 +97,10 @@ fuzz_briefly() {
 	fuzz_briefly targets
 }
 
+@test "fuzz: /proc/PID/stat and /proc/PID/cgroup as another user shapes them (proc_stat_parse, cgroup_of_text)" {
+	fuzz_briefly procfs
+}
+
 @test "fuzz: fingerprints from anywhere, and their round trip (fp_parse, fp_encode, combine_compute)" {
 	fuzz_briefly fingerprint
 }

@@ -85,3 +85,38 @@ check_refused() {
 	[ "$output" = hello ]
 	[ -z "$stderr" ]
 }
+
+# A misspelt name is not a bad value: without KSM_ENABLE_STRICT the
+# program runs as it would have, but the typo is named, with the nearest
+# known name, because KSM_ENABLE_ALOW=heap silently meant "everything".
+@test "an unknown KSM_ENABLE_* name is named, with the nearest known one" {
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALOW=heap "$PROGS/dupmem" exit=42
+	[ "$status" = 42 ]
+	[ -z "$output" ]
+	[ "$(echo "$stderr" | grep -c .)" = 1 ]
+	[[ "$stderr" == "libksmenable["*"]: warning: KSM_ENABLE_ALOW is not a variable of the library (did you mean KSM_ENABLE_ALLOW?)" ]]
+	# a name near none is not guessed at; known names are never named
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_FOO=1 KSM_ENABLE_MODE=madvise KSM_ENABLE_STRICT=0 /bin/true
+	[[ "$stderr" == *"warning: KSM_ENABLE_FOO is not a variable of the library (see libksmenable(7))" ]]
+	[ "$(echo "$stderr" | grep -c .)" = 1 ]
+	# every unknown name once, and a lookalike prefix is no variable of ours
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODEE=prctl KSM_ENABLE_DENNY=heap KSM_ENABLEX=1 /bin/true
+	[ "$(echo "$stderr" | grep -c 'is not a variable')" = 2 ]
+	[[ "$stderr" == *"KSM_ENABLE_MODEE"*"KSM_ENABLE_MODE?"* ]]
+	[[ "$stderr" == *"KSM_ENABLE_DENNY"*"KSM_ENABLE_DENY?"* ]]
+}
+
+@test "KSM_ENABLE_STRICT=1 makes an unknown name an error that enables nothing" {
+	requires prctl
+	# positive control: without the typo the same program is enabled
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_STRICT=1 "$PROGS/dupmem" getmerge
+	[ "$status" = 0 ]
+	[[ "$output" == *"merge_any "*" 1" ]]
+	[ -z "$stderr" ]
+	run --separate-stderr env LD_PRELOAD="$PRELOAD" KSM_ENABLE_STRICT=1 KSM_ENABLE_ALOW=heap "$PROGS/dupmem" getmerge exit=42
+	[ "$status" = 42 ]
+	[[ "$output" == *"merge_any "*" 0" ]]
+	[[ "$stderr" == *"error: KSM_ENABLE_ALOW is not a variable of the library (did you mean KSM_ENABLE_ALLOW?)"* ]]
+	[[ "$stderr" == *"error: KSM_ENABLE_STRICT=1: KSM is not enabled" ]]
+	check_refused KSM_ENABLE_STRICT=yes -- "KSM_ENABLE_STRICT='yes': not a switch (accepted: 0, 1)"
+}

@@ -209,3 +209,18 @@ with open(sys.argv[1], "a") as f:
 	run -125 --separate-stderr "$KSM_RUN" --zzzzzzzz -- true
 	[[ $stderr == *"unknown option '--zzzzzzzz' (see --help)"* ]]
 }
+
+@test "a misspelt KSM_ENABLE_* in the environment: a warning, or with --strict exit 125 and nothing run" {
+	local ran=$BATS_TEST_TMPDIR/ran
+	run -0 --separate-stderr env KSM_ENABLE_ALOW=heap "$KSM_RUN" --no-tune -q -- true
+	[[ $stderr == *"ksm-run: warning: KSM_ENABLE_ALOW in the environment is not a variable of the library (did you mean KSM_ENABLE_ALLOW?); --strict makes this an error"* ]]
+	run -125 --separate-stderr env KSM_ENABLE_ALOW=heap "$KSM_RUN" --strict -- touch "$ran"
+	[[ $stderr == *"ksm-run: --strict: KSM_ENABLE_ALOW in the environment is not a variable of the library (did you mean KSM_ENABLE_ALLOW?); nothing was run"* ]]
+	run -125 --separate-stderr env KSM_ENABLE_STRICT=1 KSM_ENABLE_MODEE=prctl "$KSM_RUN" -- touch "$ran"
+	[[ $stderr == *"ksm-run: KSM_ENABLE_STRICT=1: KSM_ENABLE_MODEE in the environment"*"did you mean KSM_ENABLE_MODE?"* ]]
+	[ ! -e "$ran" ]
+	# known names and other prefixes pass in silence
+	run -0 --separate-stderr env KSM_ENABLE_MODE=madvise KSM_ENABLEX=1 "$KSM_RUN" --strict --no-tune -q -- touch "$ran"
+	[ -e "$ran" ]
+	[[ $stderr != *"not a variable"* ]]
+}

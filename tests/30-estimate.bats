@@ -184,6 +184,24 @@ predict_then_merge() {
 	run --separate-stderr "$KSM_RUN" --estimate="$gone"
 	[ "$status" = 125 ]
 	[[ "$stderr" == *"matches no process"* ]]
+	# a number past any pid_max is a process that cannot exist, not a malformed PID
+	run -125 --separate-stderr "$KSM_RUN" --estimate=99999999
+	[[ "$stderr" == *"'99999999': no such process (PIDs go up to 4194304 at most)"* ]]
+	run -125 --separate-stderr "$KSM_RUN" --estimate=0
+	[[ "$stderr" == *"'0': not a PID"* ]]
+}
+
+@test "estimate: a region class longer than its column keeps its end, after an ellipsis" {
+	requires root
+	local dir=$BATS_TEST_TMPDIR/a-directory-whose-name-is-long-enough
+	mkdir -p "$dir"
+	cp "$PROGS/dupmem" "$dir/dupmem"
+	start_workload a -- "$dir/dupmem" mmap=1 wait
+	run -0 --separate-stderr "$KSM_RUN" --estimate="$(wl_pid a)"
+	# 40 columns: "..." and the last 37 bytes of the path
+	local want="...${dir: -30}/dupmem"
+	[ ${#want} = 40 ]
+	[[ "$output" == *$'\n'"$want "* ]] || { echo "$output"; return 1; }
 }
 
 @test "estimate: cgroup targets, by relative and absolute path" {

@@ -187,8 +187,12 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		const struct est_class *c = classes[i];
 		const char *name = c->name;
 		size_t len = strlen(name);
-		if (len > 40)
-			name += len - 40;       /* keep the end of a long path */
+		char cut[48];
+
+		if (len > 40) {                 /* the end of a long path says most: "...ib/libuuid.so.1" */
+			snprintf(cut, sizeof cut, "...%s", name + len - 37);
+			name = cut;
+		}
 		fprintf(f, "%-40s %5u %12s %12s %6.1f%%\n", printable(name), c->processes,
 			human_bytes((long long)c->candidate * r->page_size, false),
 			human_bytes((long long)(c->saved * r->page_size), false),

@@ -32,6 +32,9 @@ void pid_list_free(struct pid_list *l)
 }
 
 /* A PID: decimal digits only, 1 to the kernel's maximum. */
+/* The kernel's PID_MAX_LIMIT on 64-bit: no pid_max can be higher. */
+#define PID_LIMIT 4194304
+
 static int parse_pid(const char *s, pid_t *out)
 {
 	char *end;
@@ -41,7 +44,7 @@ static int parse_pid(const char *s, pid_t *out)
 		return -1;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || v < 1 || v > 4194304)
+	if (errno || *end || v < 1 || v > PID_LIMIT)
 		return -1;
 	*out = (pid_t)v;
 	return 0;
@@ -254,6 +257,10 @@ int targets_resolve(const char *text, struct pid_list *out, char *why, size_t wh
 				goto out;
 		} else if (parse_pid(item, &pid) == 0) {
 			pid_list_add(out, pid);
+		} else if (item[strspn(item, "0123456789")] == '\0' && strspn(item, "0") < strlen(item)) {
+			/* A number, only too large to be anybody's PID. */
+			snprintf(why, whylen, "'%s': no such process (PIDs go up to %d at most)", item, PID_LIMIT);
+			goto out;
 		} else {
 			snprintf(why, whylen, "'%s': not a PID (accepted: PID[,PID]..., all, cgroup:PATH)", item);
 			goto out;

@@ -1,11 +1,13 @@
 /* config.c - reading and validating the KSM_ENABLE_* variables. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "nearest.h"
 
 static const char *const mode_names[] = {
 	[MODE_AUTO] = "auto", [MODE_PRCTL] = "prctl", [MODE_MADVISE] = "madvise", [MODE_OFF] = "off",
@@ -68,6 +70,48 @@ int parse_long_range(const char *text, long lo, long hi, long *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+/* Every variable that config_load reads. */
+static const char *const config_variables[] = {
+	"KSM_ENABLE_MODE", "KSM_ENABLE_ALLOW", "KSM_ENABLE_DENY", "KSM_ENABLE_MIN_SIZE",
+	"KSM_ENABLE_RESCAN_MS", "KSM_ENABLE_LOG", "KSM_ENABLE_INHERIT", "KSM_ENABLE_REPORT",
+	"KSM_ENABLE_REPORT_TOKEN", "KSM_ENABLE_STRICT",
+};
+#define CONFIG_PREFIX "KSM_ENABLE_"
+
+int config_unknown_variables(char *const *env, config_unknown_fn fn, void *ctx)
+{
+	size_t prefix_len = sizeof CONFIG_PREFIX - 1;
+	int count = 0;
+
+	for (; env && *env; env++) {
+		const char *entry = *env, *nearest = NULL;
+		size_t len = strcspn(entry, "="), best = (size_t)-1;
+		bool known = false;
+
+		if (len < prefix_len || strncmp(entry, CONFIG_PREFIX, prefix_len))
+			continue;
+		for (size_t i = 0; i < sizeof config_variables / sizeof config_variables[0] && !known; i++) {
+			const char *var = config_variables[i];
+			size_t d = name_distance(entry, len, var, strlen(var));
+
+			known = d == 0;
+			if (d < best) {
+				best = d;
+				nearest = var;
+			}
+		}
+		if (known)
+			continue;
+		/* The shared prefix makes every name look near: judge the rest, and
+		 * never offer a name that shares less than half of it (FOO is not LOG). */
+		if (!name_is_near(best, len - prefix_len) || 2 * best >= len - prefix_len)
+			nearest = NULL;
+		fn(ctx, entry, len, nearest);
+		count++;
+	}
+	return count;
 }
 
 static const char *environment_get(void *ctx, const char *var)
@@ -179,6 +223,7 @@ int config_load(struct config *c, const struct config_source *src, char *err, si
 	c->rescan_ms = RESCAN_MS_DEFAULT;
 	c->log = LOG_WARN;
 	c->inherit = 1;
+	c->strict = 0;
 	c->allow = c->deny = NULL;
 	c->report_path = NULL;
 	c->report_token[0] = '\0';
@@ -241,6 +286,14 @@ int config_load(struct config *c, const struct config_source *src, char *err, si
 			return fail(c);
 		}
 		c->inherit = v[0] == '1';
+	}
+	if ((v = given(src, "KSM_ENABLE_STRICT"))) {
+		if (strcmp(v, "0") && strcmp(v, "1")) {
+			snprintf(err, errlen, "%s='%s': not a switch (accepted: 0, 1)",
+				 name_of(src, "KSM_ENABLE_STRICT"), v);
+			return fail(c);
+		}
+		c->strict = v[0] == '1';
 	}
 	/* Selections need madvise: the process-wide prctl cannot honour them. */
 	if (c->mode == MODE_PRCTL && (c->allow_set || c->deny_set || c->min_size_set)) {

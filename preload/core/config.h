@@ -32,6 +32,7 @@ struct config {
 	long rescan_ms;                /* 0: no rescan */
 	enum log_level log;
 	int inherit;                   /* 0: remove the library from LD_PRELOAD */
+	int strict;                    /* KSM_ENABLE_STRICT=1: an unknown KSM_ENABLE_* name is an error */
 	/*
 	 * Allocated only when given: a process in prctl mode then touches a
 	 * single page of the library's data, which keeps its start cheap.
@@ -66,6 +67,16 @@ extern const struct config_source config_from_environment;
  * reports that it loaded the library).
  */
 int config_load(struct config *c, const struct config_source *src, char *err, size_t errlen);
+
+/*
+ * Calls FN once for every entry of ENV (an environ-style array) whose name
+ * starts with KSM_ENABLE_ but is no variable of the library's: a typo such
+ * as KSM_ENABLE_ALOW would otherwise leave the whole process mergeable.
+ * NEAREST is the known name it is probably meant to be, or NULL.  Returns
+ * how many there were.
+ */
+typedef void (*config_unknown_fn)(void *ctx, const char *name, size_t len, const char *nearest);
+int config_unknown_variables(char *const *env, config_unknown_fn fn, void *ctx);
 
 /* Frees what config_load allocated. */
 void config_free(struct config *c);

@@ -22,9 +22,9 @@
 static const char *const vars[] = {
 	"KSM_ENABLE_MODE", "KSM_ENABLE_ALLOW", "KSM_ENABLE_DENY", "KSM_ENABLE_MIN_SIZE",
 	"KSM_ENABLE_RESCAN_MS", "KSM_ENABLE_LOG", "KSM_ENABLE_REPORT", "KSM_ENABLE_REPORT_TOKEN",
-	"KSM_ENABLE_INHERIT",
+	"KSM_ENABLE_INHERIT", "KSM_ENABLE_STRICT",
 };
-enum { V_MODE, V_ALLOW, V_DENY, V_MIN_SIZE, V_RESCAN, V_LOG, V_REPORT, V_TOKEN, V_INHERIT, NVARS };
+enum { V_MODE, V_ALLOW, V_DENY, V_MIN_SIZE, V_RESCAN, V_LOG, V_REPORT, V_TOKEN, V_INHERIT, V_STRICT, NVARS };
 
 struct settings {
 	const char *value[NVARS];       /* NULL: not given */
@@ -52,7 +52,7 @@ static const char *source_name(void *ctx, const char *var)
 {
 	static const char *const options[] = {
 		"--mode", "--allow", "--deny", "--min-size", "--rescan-ms", "--log", "--report",
-		"--report-token", "--no-inherit",
+		"--report-token", "--no-inherit", "--strict",
 	};
 	struct settings *s = ctx;
 	int i = var_index(var);
@@ -132,6 +132,7 @@ static int expected(const struct settings *s, struct config *want, char *path, s
 	want->rescan_ms = RESCAN_MS_DEFAULT;
 	want->log = LOG_WARN;
 	want->inherit = 1;
+	want->strict = 0;
 	path[0] = '\0';
 	if ((v = given(s, V_LOG)) && (n = one_of(v, levels, 5)) < 0)
 		bad = 1;
@@ -177,6 +178,10 @@ static int expected(const struct settings *s, struct config *want, char *path, s
 		bad = 1;
 	else if (v)
 		want->inherit = v[0] == '1';
+	if ((v = given(s, V_STRICT)) && strcmp(v, "0") && strcmp(v, "1"))
+		bad = 1;
+	else if (v)
+		want->strict = v[0] == '1';
 	if (want->mode == MODE_PRCTL && (want->allow_set || want->deny_set || want->min_size_set))
 		bad = 1;
 	return bad ? -1 : 0;
@@ -200,6 +205,37 @@ static void use_lists(const struct config *c)
 			(void)selector_names(c->deny, &regions[i]);
 	}
 	(void)config_coverage(c);
+}
+
+static void count_unknown(void *ctx, const char *name, size_t len, const char *nearest)
+{
+	FUZZ_CHECK(len >= 11 && !memcmp(name, "KSM_ENABLE_", 11), "named '%.*s', not of ours", (int)len, name);
+	FUZZ_CHECK(!nearest || var_index(nearest) >= 0, "offered '%s'", nearest);
+	(*(int *)ctx)++;
+}
+
+/*
+ * The records as an environment: every entry whose name (up to the first
+ * '=', or all of it) starts with KSM_ENABLE_ and is not one of vars[] is
+ * reported once; nothing else is.
+ */
+static void check_unknown_names(char **records, size_t nrec)
+{
+	char *env[65];
+	int want = 0, calls = 0, got;
+
+	for (size_t i = 0; i < nrec; i++) {
+		size_t len = strcspn(records[i], "=");
+		int known = 0;
+
+		env[i] = records[i];
+		for (int v = 0; v < NVARS; v++)
+			known |= strlen(vars[v]) == len && !memcmp(records[i], vars[v], len);
+		want += len >= 11 && !memcmp(records[i], "KSM_ENABLE_", 11) && !known;
+	}
+	env[nrec] = NULL;
+	got = config_unknown_variables(env, count_unknown, &calls);
+	FUZZ_CHECK(got == want && calls == want, "%d unknown names reported (%d calls), not %d", got, calls, want);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -239,6 +275,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(c.log == want.log, "log");
 		FUZZ_CHECK(c.rescan_ms == want.rescan_ms, "rescan_ms %ld, not %ld", c.rescan_ms, want.rescan_ms);
 		FUZZ_CHECK(c.inherit == want.inherit, "inherit");
+		FUZZ_CHECK(c.strict == want.strict, "strict");
 		FUZZ_CHECK(c.min_size_set == want.min_size_set && c.min_size == want.min_size,
 			   "min_size %lu, not %lu", c.min_size, want.min_size);
 		FUZZ_CHECK(c.allow_set == want.allow_set && (c.allow != NULL) == c.allow_set, "allow");
@@ -253,6 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		use_lists(&c);
 	}
 	config_free(&c);
+	check_unknown_names(records, nrec);
 	for (size_t i = 0; i < nrec; i++)
 		free(records[i]);
 	free(err);

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "maps.h"
+#include "nearest.h"
 #include "selection.h"
 #include "selector.h"
 
@@ -324,6 +325,22 @@ static void test_numbers(void)
 	CHECK(parse_long_range("15x", 10, 20, &n) != 0);
 }
 
+/* Distances worked out by hand: insertions, deletions, substitutions, one swap. */
+static void test_nearest(void)
+{
+#define D(a, b) name_distance(a, strlen(a), b, strlen(b))
+	CHECK(D("", "") == 0 && D("abc", "abc") == 0);
+	CHECK(D("", "abc") == 3 && D("abc", "") == 3);
+	CHECK(D("ALOW", "ALLOW") == 1 && D("ALLOW", "ALOW") == 1);
+	CHECK(D("scna", "scan") == 1);                  /* a swapped pair counts one */
+	CHECK(D("kitten", "sitting") == 3);
+	CHECK(D("FOO", "LOG") == 2);
+	CHECK(D("ab", "ba") == 1 && D("abc", "ca") == 3);   /* no edits inside a swapped pair */
+	CHECK(D("0123456789012345678901234567890123456789012345678901234567890123", "x") == (size_t)-1);
+#undef D
+	CHECK(name_is_near(1, 4) && name_is_near(3, 14) && !name_is_near(4, 14) && !name_is_near(2, 2));
+}
+
 int main(void)
 {
 	test_smaps_text();
@@ -333,6 +350,7 @@ int main(void)
 	test_selector_errors();
 	test_config();
 	test_numbers();
+	test_nearest();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

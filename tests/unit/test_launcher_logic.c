@@ -242,6 +242,8 @@ static void test_targets(void)
 	      l.pids[1] == getppid());
 	pid_list_free(&l);
 	CHECK(targets_resolve("12x", &l, why, sizeof why) < 0 && strstr(why, "'12x': not a PID"));
+	CHECK(targets_resolve("99999999", &l, why, sizeof why) < 0 && strstr(why, "'99999999': no such process"));
+	CHECK(targets_resolve("0", &l, why, sizeof why) < 0 && strstr(why, "'0': not a PID"));
 	CHECK(targets_resolve("1,,2", &l, why, sizeof why) < 0 && strstr(why, "empty item"));
 	CHECK(targets_resolve("0", &l, why, sizeof why) < 0);
 	CHECK(targets_resolve("-3", &l, why, sizeof why) < 0);
