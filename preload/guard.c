@@ -98,6 +98,11 @@ int guard_advise(const struct selection *sel, unsigned long start, unsigned long
 	struct walk w = { .sel = sel, .st = st };
 	int track = layout_tracking();
 
+	if (track && layout_unusable_here()) {
+		/* A signal handler's mmap inside this thread's own change: the next pass judges it. */
+		st->deferred++;
+		return 0;
+	}
 	/* Lock order everywhere: layout, then marks. */
 	if (track)
 		layout_lock();
