@@ -48,7 +48,9 @@ int cmd_fork_load(int argc, char **argv)
 		}
 	printf("  fork + exit + wait in the main thread while %s threads mmap, touch, madvise\n"
 	       "  (DONTDUMP, DODUMP, DONTNEED) and munmap 256 KiB without pause;\n"
-	       "  %s s x %ld rounds per variant, interleaved\n", argv[4], argv[5], rounds);
+	       "  %s s x %ld rounds per variant, interleaved; in madvise mode each child\n"
+	       "  starts its own rescan thread at once (libksmenable(7)), which the\n"
+	       "  fork + exit pays for too\n", argv[4], argv[5], rounds);
 	printf("  %-12s %10s %12s %14s %10s\n", "variant", "forks", "forks/s", "slowest ms", "vs none");
 	for (int v = 0; v < NV; v++) {
 		printf("  %-12s %10ld %12.1f %14.2f %+9.1f%%\n", variants[v].name, forks[v],
