@@ -10,6 +10,7 @@
 #include "advise.h"
 #include "guard.h"
 #include "layout.h"
+#include "locks.h"
 #include "marks.h"
 
 /* Large enough for any maps line (a path is at most PATH_MAX), small
@@ -66,8 +67,11 @@ int advise_pass_fd(const struct selection *sel, int maps_fd, struct advise_stats
 	int ret;
 
 	memset(st, 0, sizeof *st);
+	/* Once for the whole pass, not for each range it advises (locks.h). */
+	signals_hold();
 	ret = maps_for_each_fd(maps_fd, buf, sizeof buf, visit, &p);
 	flush_pending(&p);
+	signals_release();
 	return ret < 0 ? -1 : 0;
 }
 

@@ -10,6 +10,7 @@
  * decision and is never unmerged.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -97,6 +98,11 @@ int guard_advise(const struct selection *sel, unsigned long start, unsigned long
 	struct walk w = { .sel = sel, .st = st };
 	int track = layout_tracking();
 
+	if (track && layout_unusable_here()) {
+		/* A signal handler's mmap inside this thread's own change: the next pass judges it. */
+		st->deferred++;
+		return 0;
+	}
 	/* Lock order everywhere: layout, then marks. */
 	if (track)
 		layout_lock();
@@ -129,6 +135,28 @@ static void unmerge_secret(unsigned long start, unsigned long end, unsigned mark
 		log_debug("secret-like memory at %#lx-%#lx made unmergeable", start, end);
 }
 
+/*
+ * Once the table has been full, it may lack marks the program made since
+ * (a mlock there, a DONTDUMP here): a piece it does not call secret-like
+ * may be.  Any mark of a secret's signature then makes the range
+ * unmergeable, unless the table says the program made it mergeable
+ * itself: a full table may stop the library from advising, never from
+ * protecting.
+ */
+static void unmerge_in_doubt(unsigned long start, unsigned long end, unsigned marks, void *arg)
+{
+	int err;
+
+	(void)arg;
+	if (marks & MARK_MERGEABLE)
+		return;
+	err = raw_madvise(start, end, MADV_UNMERGEABLE);
+	if (err && err != ENOMEM)
+		log_warn("cannot keep possibly secret memory at %#lx-%#lx out of KSM (errno %d)", start, end, err);
+}
+
+#define SECRET_SIGNS (MARK_DONTDUMP | MARK_LOCKED | MARK_WIPEONFORK)
+
 void guard_program_marked(unsigned long start, unsigned long end, unsigned set, unsigned clear)
 {
 	static int warned;
@@ -141,7 +169,10 @@ void guard_program_marked(unsigned long start, unsigned long end, unsigned set, 
 	if (!guard_active() || secrets_allowed(NULL))
 		return;
 	/* Even with a full table: unmerging needs no record. */
-	marks_walk(start, end, unmerge_secret, NULL);
+	if (marks_full() && (set & SECRET_SIGNS))
+		marks_walk(start, end, unmerge_in_doubt, NULL);
+	else
+		marks_walk(start, end, unmerge_secret, NULL);
 }
 
 static void reapply(unsigned long start, unsigned long end, unsigned marks, void *arg)
@@ -153,13 +184,46 @@ static void reapply(unsigned long start, unsigned long end, unsigned marks, void
 		unmerge_secret(start, end, marks, NULL);
 }
 
+/*
+ * With a full table the kernel's own flags are the record: the marks made
+ * since it filled are in no table.  In doubt, DONTDUMP alone counts too
+ * (the lock that would complete the signature may be unrecorded).  What
+ * the program made MADV_UNMERGEABLE has no flag and cannot be found here.
+ */
+static int unmerge_flagged(const struct region *r, void *arg)
+{
+	(void)arg;
+	if (r->vmflags > 0 && (r->vmflags & (VMF_DD | VMF_LO | VMF_WF)) && (r->vmflags & VMF_MG))
+		raw_madvise(r->start, r->end, MADV_UNMERGEABLE);
+	return 0;
+}
+
+static void unmerge_flagged_smaps(void)
+{
+	char buf[16384];
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		log_warn("the marks table is full and /proc/self/smaps cannot be read (errno %d): "
+			 "memory marked since may be mergeable", errno);
+		return;
+	}
+	maps_for_each_fd(fd, buf, sizeof buf, unmerge_flagged, NULL);
+	close(fd);
+}
+
 void guard_after_process_merge(void)
 {
+	int saved_errno = errno;
+
 	if (!marks_any())
 		return;
 	marks_lock();
 	marks_each(secrets_allowed(NULL) ? MARK_KEPT_OUT : MARK_ALL, reapply, NULL);
+	if (marks_full() && !secrets_allowed(NULL))
+		unmerge_flagged_smaps();
 	marks_unlock();
+	errno = saved_errno;
 }
 
 struct tally {

@@ -124,7 +124,7 @@ static void after_mmap(void *p, size_t len, int flags, int fd, unsigned long sin
 		since = layout_now();                                           \
 		errno = saved_;                                                 \
 	}                                                                       \
-	if (p != MAP_FAILED && marks_any())                                     \
+	if (p != MAP_FAILED && marks_any() && marks_near((unsigned long)p, page_end(p, len))) \
 		forget_marks(p, len);                                           \
 	if (p != MAP_FAILED && lib.watching)                                    \
 		after_mmap(p, len, flags, fd, since);                           \

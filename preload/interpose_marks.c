@@ -132,14 +132,16 @@ EXPORT int posix_madvise(void *addr, size_t len, int advice)
 }
 
 /*
- * With marks about, the call and the clearing of its marks happen under
+ * With marks near, the call and the clearing of its marks happen under
  * the marks lock: otherwise another thread could map the freed addresses
  * and mark them before this one clears them, and lose its new marks.
  */
 EXPORT int munmap(void *addr, size_t len)
 {
 	munmap_fn next = NEXT(real_munmap, "munmap");
-	int track = layout_tracking(), marked = marks_any(), ret, saved;
+	int track = layout_tracking(), ret, saved;
+	/* marks_any first: the hot path of allocators skips even the page size. */
+	int marked = marks_any() && marks_near((unsigned long)addr, page_end(addr, len));
 
 	if (track)
 		layout_change_begin();

@@ -1,10 +1,21 @@
 /*
  * layout.c - a numbered ring of the program's latest address-space
  * changes, and the lock that keeps a pass's check and its madvise together.
+ *
+ * The lock is a read-write lock: changes share it, a pass (and fork's
+ * prepare handler) takes it alone.  Writers are preferred: with readers
+ * preferred, threads that map without pause kept it shared for as long as
+ * they ran, and a fork waited up to 0.9 s (tests/bench: fork-under-load).
+ * A writer-preferring lock deadlocks a reader that takes it again while a
+ * writer waits, and a signal handler's mmap does exactly that: so the
+ * shared side is re-entrant per thread (a count in TLS), and a nested
+ * change is recorded under the outer one's hold.  The exclusive side holds
+ * signals (locks.h) instead: no handler runs while it is held.
  */
 #include <pthread.h>
 
 #include "layout.h"
+#include "locks.h"
 
 #define RING 256
 
@@ -14,7 +25,39 @@ static struct change {
 } ring[RING];
 static unsigned long head;              /* number of the next change */
 static volatile int tracking;
-static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+
+#ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+#define LOCK_INITIALIZER PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
+static void pass_turnstile(void) {}
+static void turnstile_lock(void) {}
+static void turnstile_unlock(void) {}
+static void turnstile_reset(void) {}
+#else
+/*
+ * Elsewhere (musl prefers readers) a writer holds a turnstile while it
+ * waits for the lock, and new readers pass through it: they queue behind.
+ */
+#define LOCK_INITIALIZER PTHREAD_RWLOCK_INITIALIZER
+static pthread_mutex_t turnstile = PTHREAD_MUTEX_INITIALIZER;
+static void turnstile_lock(void) { pthread_mutex_lock(&turnstile); }
+static void turnstile_unlock(void) { pthread_mutex_unlock(&turnstile); }
+static void pass_turnstile(void) { turnstile_lock(); turnstile_unlock(); }
+static void turnstile_reset(void)
+{
+	static const pthread_mutex_t open_turnstile = PTHREAD_MUTEX_INITIALIZER;
+	turnstile = open_turnstile;
+}
+#endif
+static pthread_rwlock_t lock = LOCK_INITIALIZER;
+/* A child of a fork made inside a change of its thread: the lock is not used again (see the end). */
+static volatile int retired;
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Shared holds of this thread, waited for or held: a handler that interrupts one must not take it. */
+static TLS int reading;
+/* fork's prepare handler ran inside one (a fork from a handler). */
+static TLS int fork_inside_read;
 
 void layout_track(int on)
 {
@@ -26,8 +69,18 @@ int layout_tracking(void)
 	return tracking;
 }
 
+/*
+ * Counted before the lock is taken and after it is released: a handler
+ * that runs while this thread waits for it, or has just let it go, records
+ * its change without the lock (a pass may then miss it: it may advise a
+ * range that changed, as before the ring existed), but never waits for
+ * its own thread.
+ */
 void layout_change_begin(void)
 {
+	if (reading++ > 0 || retired)
+		return;
+	pass_turnstile();
 	pthread_rwlock_rdlock(&lock);
 }
 
@@ -45,7 +98,14 @@ void layout_change_note(unsigned long start, unsigned long end)
 void layout_change_end(unsigned long start, unsigned long end)
 {
 	layout_change_note(start, end);
-	pthread_rwlock_unlock(&lock);
+	if (reading == 1 && !retired)
+		pthread_rwlock_unlock(&lock);
+	reading--;
+}
+
+int layout_unusable_here(void)
+{
+	return reading > 0 || retired;
 }
 
 unsigned long layout_now(void)
@@ -53,14 +113,25 @@ unsigned long layout_now(void)
 	return __atomic_load_n(&head, __ATOMIC_ACQUIRE);
 }
 
+static void lock_exclusive(void)
+{
+	turnstile_lock();
+	pthread_rwlock_wrlock(&lock);
+	turnstile_unlock();
+}
+
 void layout_lock(void)
 {
-	pthread_rwlock_wrlock(&lock);
+	signals_hold();
+	if (!retired)
+		lock_exclusive();
 }
 
 void layout_unlock(void)
 {
-	pthread_rwlock_unlock(&lock);
+	if (!retired)
+		pthread_rwlock_unlock(&lock);
+	signals_release();
 }
 
 int layout_changed_since(unsigned long since, unsigned long start, unsigned long end)
@@ -77,20 +148,43 @@ int layout_changed_since(unsigned long since, unsigned long start, unsigned long
 	return 0;
 }
 
+/*
+ * A fork from a signal handler that interrupted this thread's change (or
+ * its wait for the lock) cannot take the lock alone: this very thread
+ * holds it, or is counted in it.  It need not either: while that hold
+ * lasts no pass runs, and a change of another thread that the child sees
+ * half written has no number yet (layout_changed_since assumes the worst).
+ */
 void layout_atfork_prepare(void)
 {
-	pthread_rwlock_wrlock(&lock);
+	signals_hold();
+	fork_inside_read = reading > 0;
+	if (!fork_inside_read && !retired)
+		lock_exclusive();
 }
 
 void layout_atfork_parent(void)
 {
-	pthread_rwlock_unlock(&lock);
+	if (!fork_inside_read && !retired)
+		pthread_rwlock_unlock(&lock);
+	signals_release();
 }
 
-/* Only the forking thread exists in the child: the lock is made anew. */
+/*
+ * Only the forking thread exists in the child: the lock is made anew.  In
+ * the child of a fork made inside a change, that change goes on when the
+ * handler returns, and whether its wait for the lock had counted it in the
+ * parent's lock or will count it in the new one cannot be known; so that
+ * child never uses the lock again (its passes advise nothing: see
+ * guard_advise), and the waiting change finds a free lock.
+ */
 void layout_atfork_child(void)
 {
-	static const pthread_rwlock_t unlocked = PTHREAD_RWLOCK_INITIALIZER;
+	static const pthread_rwlock_t unlocked = LOCK_INITIALIZER;
 
 	lock = unlocked;
+	turnstile_reset();
+	if (fork_inside_read)
+		retired = 1;
+	signals_release();
 }

@@ -13,7 +13,6 @@
  * That over-approximates (a mapping made later is not locked unless
  * MCL_FUTURE was given), always towards keeping memory unmerged.
  */
-#include <pthread.h>
 #include <string.h>
 
 #include "marks.h"
@@ -27,42 +26,21 @@ static struct piece table[MARKS_MAX];
 static size_t used;
 static volatile int full;
 static volatile int all_locked;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* From the first piece's start to the last one's end (0, 0: none): read without the lock. */
+static unsigned long span_start, span_end;
 
 /* A change touches at most every piece, every gap between them and two splits. */
 static struct piece scratch[2 * MARKS_MAX + 4];
 
-void marks_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void marks_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-void marks_atfork_prepare(void)
-{
-	pthread_mutex_lock(&lock);
-}
-
-void marks_atfork_parent(void)
-{
-	pthread_mutex_unlock(&lock);
-}
-
-/* Only the forking thread exists in the child: the lock is made anew. */
-void marks_atfork_child(void)
-{
-	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
-
-	lock = unlocked;
-}
-
 int marks_any(void)
 {
 	return used != 0;
+}
+
+int marks_near(unsigned long start, unsigned long end)
+{
+	return __atomic_load_n(&span_start, __ATOMIC_ACQUIRE) < end &&
+	       start < __atomic_load_n(&span_end, __ATOMIC_ACQUIRE);
 }
 
 int marks_full(void)
@@ -149,6 +127,8 @@ int marks_change(unsigned long start, unsigned long end, unsigned set, unsigned 
 	}
 	memcpy(table, scratch, n * sizeof table[0]);
 	used = n;
+	__atomic_store_n(&span_start, n ? table[0].start : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&span_end, n ? table[n - 1].end : 0, __ATOMIC_RELEASE);
 	return 0;
 }
 

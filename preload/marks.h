@@ -14,8 +14,8 @@
  * the library stops advising anything new (marks_full) rather than forget
  * a range; secret-like memory is still made unmergeable when marked.
  *
- * Callers hold marks_lock() around every call but marks_any, marks_full
- * and the marks_lock_all pair.  Marks that outlive their memory (an
+ * Callers hold marks_lock() around every call but marks_any, marks_near,
+ * marks_full and the marks_lock_all pair.  Marks that outlive their memory (an
  * allocator's munmap the library does not see) can only make it advise
  * less, never more.
  */
@@ -55,6 +55,12 @@ int marks_move(unsigned long old, size_t old_len, unsigned long new, size_t new_
 
 /* Is anything recorded?  Cheap, for the munmap fast path. */
 int marks_any(void);
+/*
+ * Could anything recorded overlap [START, END)?  Without the lock: mmap
+ * and munmap ask it before they take the lock (which holds signals: two
+ * system calls), and most of what they map is far from any mark.
+ */
+int marks_near(unsigned long start, unsigned long end);
 /* Has the table ever been full (the library then advises nothing new)? */
 int marks_full(void);
 
@@ -65,7 +71,10 @@ int marks_all_locked(void);
 /* Secret-like marks: wiped on fork, or locked and kept out of dumps. */
 int marks_secret(unsigned marks);
 
-/* The table's lock, for callers that must check and act atomically. */
+/*
+ * The table's lock, for callers that must check and act atomically
+ * (locks.c): signals are held while it is held.
+ */
 void marks_lock(void);
 void marks_unlock(void);
 

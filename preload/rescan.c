@@ -34,6 +34,7 @@
 
 #include "guard.h"
 #include "library.h"
+#include "locks.h"
 #include "log.h"
 #include "rescan.h"
 
@@ -108,6 +109,7 @@ static void *rescan_main(void *unused)
 
 	(void)unused;
 	thread_tid = (pid_t)syscall(SYS_gettid);
+	signals_always_held();          /* its starter blocked them all */
 	if (smaps_fd >= 0) {
 		guard_import_smaps(smaps_fd, &stopping);
 		close(smaps_fd);

@@ -23,7 +23,15 @@ PRCTL=(LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=prctl)
 # mlock2, which the runtime leaves to the library and the kernel.
 LOCK=mlock${SANITIZER_RUNTIME:+2}
 
-not_mergeable() { run ! region_mergeable "$@"; }
+# Not mergeable, and there: a region that is missing (an empty address, a
+# VMA gone) has no VmFlags line, which must not pass for "kept out".
+not_mergeable() {
+	local flags
+	[ -n "$2" ] || { echo "not_mergeable: no address" >&2; return 1; }
+	flags=$(smaps_field "$1" "$2" VmFlags)
+	[ -n "$flags" ] || { echo "not_mergeable: no VMA at $2 in $1" >&2; return 1; }
+	run ! grep -qw mg <<<"$flags"
+}
 never_merged() { [ "$(region_ksm_kb "$1" "$2")" = 0 ]; }
 
 # A small mapping made after the marks: only a rescan advises it, so once it
@@ -106,9 +114,11 @@ rescanned() { region_mergeable "$WL_PID" "$(workload_region later)"; }
 @test "secret-like after mlockall: DONTDUMP memory is locked memory" {
 	not_sanitized "the runtime's mlockall locks nothing, and there is no other call that locks all"
 	start_workload "${PRCTL[@]}" -- "$(marks)" map=cache:4 dontdump=cache map=later:4 mlockall \
-		dontdump=later wait
+		dontdump=later map=twin:4 wait
 	not_mergeable "$WL_PID" "$(workload_region cache)"
 	not_mergeable "$WL_PID" "$(workload_region later)"
+	# The control: a region that is not DONTDUMP, locked too, is mergeable.
+	region_mergeable "$WL_PID" "$(workload_region twin)"
 }
 
 @test "not secret: DONTDUMP alone (a cache), and what the program advised MERGEABLE itself (QEMU guest RAM)" {
@@ -135,13 +145,52 @@ rescanned() { region_mergeable "$WL_PID" "$(workload_region later)"; }
 	start_workload "${MADVISE[@]}" -- "$(marks)" pieces=1100 mapk=later:256 map=big:4 wait
 	sleep 0.5
 	[ "$(grep -c 'more than 1024 ranges marked by the program' "$WL_ERR")" = 1 ]
-	run ! rescanned
+	# Nothing new advised: the later region (there, see not_mergeable) stays out.
+	not_mergeable "$WL_PID" "$(workload_region later)"
 	not_mergeable "$WL_PID" "$(workload_region big)"
 	# The pieces themselves stay out, the first as the last, which the table lacks.
 	local base
 	base=$(workload_region pieces)
 	not_mergeable "$WL_PID" "$base"
 	not_mergeable "$WL_PID" "$(printf %x $((0x$base + 2 * 1099 * $(getconf PAGESIZE))))"
+}
+
+# The table holds 1,024 ranges; 1,100 DONTDUMP pages fill it with marks
+# that are not secret, and later marks cannot be recorded.
+FULL=(dontdump-pieces=1100)
+
+@test "a full table still protects: WIPEONFORK on a fresh region after 1,100 DONTDUMP ranges (prctl)" {
+	start_workload "${PRCTL[@]}" -- "$(marks)" "${FULL[@]}" map=rng:1 wipeonfork=rng map=twin:1 wait
+	grep -q 'more than 1024 ranges marked by the program' "$WL_ERR"
+	not_mergeable "$WL_PID" "$(workload_region rng)"
+	region_mergeable "$WL_PID" "$(workload_region twin)"
+}
+
+@test "a full table still protects: locked and DONTDUMP, in either order (prctl)" {
+	start_workload "${PRCTL[@]}" -- "$(marks)" "${FULL[@]}" map=heap1:1 $LOCK=heap1 dontdump=heap1 \
+		map=heap2:1 dontdump=heap2 $LOCK=heap2 map=twin:1 wait
+	for r in heap1 heap2; do
+		not_mergeable "$WL_PID" "$(workload_region $r)"
+	done
+	region_mergeable "$WL_PID" "$(workload_region twin)"
+}
+
+@test "a full table still protects: memory advised before it filled, made secret-like after (madvise)" {
+	start_workload "${MADVISE[@]}" -- "$(marks)" map=rng:1 map=heap:1 map=twin:1 "${FULL[@]}" \
+		wipeonfork=rng $LOCK=heap dontdump=heap wait
+	# Mappings of 1 MiB are advised as they are made, before the table filled.
+	region_mergeable "$WL_PID" "$(workload_region twin)"
+	not_mergeable "$WL_PID" "$(workload_region rng)"
+	not_mergeable "$WL_PID" "$(workload_region heap)"
+}
+
+@test "a full table still protects: the program's own PR_SET_MEMORY_MERGE again (prctl)" {
+	start_workload "${PRCTL[@]}" -- "$(marks)" "${FULL[@]}" map=rng:1 wipeonfork=rng map=heap:1 \
+		$LOCK=heap dontdump=heap merge=0 merge=1 map=twin:1 getmerge wait
+	grep -qx "merge_any $WL_PID 1" "$WL_OUT"
+	region_mergeable "$WL_PID" "$(workload_region twin)"
+	not_mergeable "$WL_PID" "$(workload_region rng)"
+	not_mergeable "$WL_PID" "$(workload_region heap)"
 }
 
 @test "the exit line says what was kept out, and why" {
@@ -178,7 +227,7 @@ C
 	cc -shared -fPIC -o "$marker" "$BATS_TEST_TMPDIR/marker.c"
 	# Later LD_PRELOAD entries are initialized first: the marker, then the library.
 	start_workload LD_PRELOAD="$PRELOAD $marker" KSM_ENABLE_MODE=madvise -- "$(marks)" mapk=later:256 wait
-	wait_until 10 run ! region_mergeable "$WL_PID" "$(workload_region early)"
+	wait_until 10 not_mergeable "$WL_PID" "$(workload_region early)"
 	sleep 0.2
 	not_mergeable "$WL_PID" "$(workload_region early)"
 }

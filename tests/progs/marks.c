@@ -21,6 +21,7 @@
  *   unmap=NAME          munmap                        move=NAME: mremap elsewhere, twice the size
  *   pieces=N            one mapping of 2N pages, every other page made
  *                       MADV_UNMERGEABLE: N separate ranges (fills the library's table)
+ *   dontdump-pieces=N   the same with MADV_DONTDUMP (a table full of marks that are not secret)
  *   merge=0|1           prctl(PR_SET_MEMORY_MERGE)    getmerge: "merge_any PID N"
  *   apply=LIST          ksmenable_apply(LIST, NULL) when the library is loaded: "apply N ERRNO"
  *   fork                the rest runs in a child; the parent waits
@@ -120,16 +121,16 @@ static void advise(const char *name, int advice, const char *what)
 		die(what);
 }
 
-static void pieces(long n)
+static void pieces(long n, int advice, const char *name)
 {
 	char *p = mmap(NULL, (size_t)(2 * n * page), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		die("mmap pieces");
 	for (long i = 0; i < n; i++)
-		if (madvise(p + 2 * i * page, (size_t)page, MADV_UNMERGEABLE))
+		if (madvise(p + 2 * i * page, (size_t)page, advice))
 			die("madvise pieces");
-	printf("region pieces %lx %d\n", (unsigned long)p, (int)getpid());
+	printf("region %s %lx %d\n", name, (unsigned long)p, (int)getpid());
 	fflush(stdout);
 }
 
@@ -225,7 +226,9 @@ int main(int argc, char **argv)
 			fill(r);
 			announce(r);
 		} else if (!strncmp(a, "pieces=", 7)) {
-			pieces(atol(v));
+			pieces(atol(v), MADV_UNMERGEABLE, "pieces");
+		} else if (!strncmp(a, "dontdump-pieces=", 16)) {
+			pieces(atol(v), MADV_DONTDUMP, "dontdump-pieces");
 		} else if (!strncmp(a, "merge=", 6)) {
 			if (prctl(PR_SET_MEMORY_MERGE_, atol(v), 0, 0, 0))
 				die("prctl(PR_SET_MEMORY_MERGE)");

@@ -43,5 +43,6 @@ int cmd_mmap(int argc, char **argv);
 int cmd_mmap_loop(int argc, char **argv);
 int cmd_rescan(int argc, char **argv);
 int cmd_rescan_child(int argc, char **argv);
+int cmd_fork_load(int argc, char **argv);
 
 #endif

@@ -15,6 +15,10 @@
  *                                      CPU of the "ksmenable" rescan thread in
  *                                      madvise mode; "default" leaves
  *                                      KSM_ENABLE_RESCAN_MS unset
+ *   ksmbench fork-under-load LIB PROG THREADS SECONDS ROUNDS
+ *                                      forks of a program whose THREADS threads
+ *                                      map and advise without pause (PROG:
+ *                                      tests/progs/forkload), in each mode
  *
  * Variants are interleaved round by round so that drift in the machine's
  * speed hits all of them alike; figures are medians.  Lines that start with
@@ -34,7 +38,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "start", cmd_start }, { "spawn", cmd_spawn }, { "mmap", cmd_mmap },
 		{ "mmap-loop", cmd_mmap_loop }, { "rescan", cmd_rescan },
-		{ "rescan-child", cmd_rescan_child },
+		{ "rescan-child", cmd_rescan_child }, { "fork-under-load", cmd_fork_load },
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -42,5 +46,5 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
 			if (strcmp(argv[1], cmds[i].name) == 0)
 				return cmds[i].fn(argc, argv);
-	die("usage: ksmbench start|spawn|mmap|rescan ... (see the comment at the top)");
+	die("usage: ksmbench start|spawn|mmap|rescan|fork-under-load ... (see the comment at the top)");
 }
