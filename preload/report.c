@@ -21,6 +21,7 @@
 #include "log.h"
 #include "readfile.h"
 #include "report.h"
+#include "utf8.h"
 
 struct line {
 	char buf[4096];
@@ -43,18 +44,16 @@ static void put(struct line *l, const char *fmt, ...)
 		l->len += (size_t)n;
 }
 
-/* A JSON string: the command name is chosen by the program. */
+/* A JSON string: the command name is chosen by the program (any bytes). */
 static void put_string(struct line *l, const char *s)
 {
 	put(l, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			put(l, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			put(l, "\\u%04x", c);
-		else
-			put(l, "%c", c);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		char out[JSON_CHAR_MAX];
+		size_t len;
+
+		p += json_char(p, out, &len);
+		put(l, "%.*s", (int)len, out);
 	}
 	put(l, "\"");
 }

@@ -104,3 +104,7 @@ fuzz_briefly() {
 @test "fuzz: fingerprints from anywhere, and their round trip (fp_parse, fp_encode, combine_compute)" {
 	fuzz_briefly fingerprint
 }
+
+@test "fuzz: the JSON string writer against a strict decoder of its own (json_str)" {
+	fuzz_briefly json
+}

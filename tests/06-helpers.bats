@@ -96,7 +96,7 @@ load launcher_helpers
 	requires prctl
 	fast_ksm
 	start_workload -- "$PROGS/dupmem" merge=1 mmap=48 distinct=16 wait
-	wait_until 20 knob_above pages_sharing 0
+	wait_until 20 merging_at_least "$WL_PID" 1
 	# ksmd stopped in the middle of its scan, the process killed: its
 	# slot stays in ksmd's list until ksmd runs over it once more, and
 	# ksmd then idles, counting no further scans.

@@ -145,7 +145,7 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 
 @test "EBUSY from merge_across_nodes is explained, and the command still runs" {
 	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
-	wait_until 20 knob_above pages_shared 0
+	wait_until 20 merging_at_least "$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")" 1
 	local want=$((1 - $(cat $KSM/merge_across_nodes)))
 	run -0 --separate-stderr "$KSM_RUN" -q --merge-across-nodes=$want -- echo RAN
 	[ "$output" = RAN ]

@@ -131,7 +131,6 @@ within() {
 	[ "$(json_of "$REPORT" .exit.code)" = null ]
 }
 
-counters_clean() { [ "$(sysfs pages_sharing)" = 0 ] && [ "$(sysfs pages_shared)" = 0 ]; }
 rmap_items() { awk '$1 == "ksm_rmap_items" { print $2 }' "/proc/$1/ksm_stat"; }
 ksm_merging() { awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat"; }
 both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' "$WL_OUT"; }

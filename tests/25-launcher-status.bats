@@ -46,7 +46,9 @@ LAUNCHER_REQUIRES="root ksm prctl"
 	[[ $output == *"saved knobs (restored when the last ends):"*"pages_to_scan=100"* ]]
 }
 
-# The counters as they are when nothing has been merged since the last unmerge.
+# The counters as they are when nothing has been merged since the last
+# unmerge: not so while another KSM user on the host (a QEMU guest, a
+# service with MemoryKSM=) holds merged pages.
 counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_shared)" = 0 ]; }
 
 @test "counters left over while KSM is stopped are said to be, in --status and in a command's report" {
@@ -54,9 +56,14 @@ counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_sh
 	# The control: what earlier tests left dropped by ksmd, then stopped
 	# (not run=2, which under a sanitizer unmerges 20 TiB shadows for minutes).
 	settle_ksm
-	counters_clean
 	run -0 "$KSM_RUN" --status --json
-	[ "$(jq -r .counters_left_over <<<"$output")" = false ]
+	if counters_clean; then
+		[ "$(jq -r .counters_left_over <<<"$output")" = false ]
+	else
+		# Others' pages stay merged while ksmd is stopped: left over too.
+		echo "another KSM user holds merged pages: $(ksm_counters)"
+		[ "$(jq -r .counters_left_over <<<"$output")" = true ]
+	fi
 	# Merge, end the command (ksm-run puts run=0 back), and the counters stay.
 	start_workload -- "$KSM_RUN" -q "${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=16 wait
 	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")

@@ -12,16 +12,13 @@ LAUNCHER_REQUIRES="root ksm jq"
 # of earlier tests (in this file or before it).
 setup_extra() { settle_ksm; }
 
+# The estimate of the targets PID[,PID]..., then what KSM really merged in
+# them (their own frames: other KSM users on the host do not count).
 predict_then_merge() {
 	echo 0 >$KSM/run
-	base_sharing=$(cat $KSM/pages_sharing)
-	base_shared=$(cat $KSM/pages_shared)
-	base_zero=$(cat $KSM/ksm_zero_pages)
 	estimate "$1"
-	converge
-	real_sharing=$(( $(cat $KSM/pages_sharing) - base_sharing ))
-	real_shared=$(( $(cat $KSM/pages_shared) - base_shared ))
-	real_zero=$(( $(cat $KSM/ksm_zero_pages) - base_zero ))
+	converge "$1"
+	read -r real_sharing real_shared real_zero <<<"$(own_ksm "$1")"
 }
 
 @test "estimate: duplicates within one process, within 2% of what KSM reaches" {

@@ -13,7 +13,7 @@ teardown_extra() {
 	stop_ksmtuned
 	local n
 	for n in "${!WL_PIDS[@]}"; do
-		case $n in daemon*|writer*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
+		case $n in daemon*|writer*|fake*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
 	done
 	return 0
 }
@@ -117,6 +117,40 @@ start_writer() {
 	stop_daemon daemon
 	[ "$WL_STATUS" = 0 ]
 	[ "$(knobs_snapshot)" = "$before" ]
+}
+
+@test "--daemon starts beside processes that only call themselves ksmtuned" {
+	# Names any user can choose: its comm set by prctl(PR_SET_NAME), its
+	# argv[0] by exec -a, a program of its own named ksmtuned; and a root
+	# process running a file named ksmtuned that a user could have written.
+	local fake
+	stage_for_nobody attachee
+	fake=$NB_DIR/fake/ksmtuned
+	mkdir "$NB_DIR/fake"
+	cp /bin/sleep "$fake"
+	chown -R 65534:65534 "$NB_DIR/fake"
+	start_workload fake_prctl -- "${NOBODY[@]}" "$NB_PROGS/attachee" --name=ksmtuned sleep 60
+	[ "$(cat "/proc/$(wl_pid fake_prctl)/comm")" = ksmtuned ]
+	start_workload fake_argv0 -- "${NOBODY[@]}" bash -c 'echo READY; exec -a ksmtuned sleep 60'
+	start_workload fake_file -- "${NOBODY[@]}" sh -c 'echo READY; exec "$1" 60' sh "$fake"
+	start_workload fake_root -- sh -c 'echo READY; exec "$1" 60' sh "$fake"
+	[ "$(cat "/proc/$(wl_pid fake_root)/comm")" = ksmtuned ]
+	run -0 "$KSM_RUN" --status
+	[[ $output != *"another KSM manager runs"* ]]
+	start_daemon daemon
+	tuner_is "$(wl_pid daemon)"
+	stop_daemon daemon
+	[ "$WL_STATUS" = 0 ]
+}
+
+@test "ksmtuned is still found when it is run by its interpreter, and by a user's --status" {
+	stage_for_nobody
+	start_ksmtuned 600
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"another KSM manager runs: ksmtuned (pid "* ]]
+	# A user cannot read root's /proc/PID/exe: the command line and the real uid judge.
+	run -0 as_nobody "$NB_KSM_RUN" --status
+	[[ $output == *"another KSM manager runs: ksmtuned (pid "* ]]
 }
 
 @test "run switched off under the daemon: logged, the daemon yields and keeps running" {

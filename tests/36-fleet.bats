@@ -113,10 +113,9 @@ within_bound() {
 	start_workload a2 -- "$PROGS/dupmem" merge=1 seed=0x900000000 distinct=4 mmap=2 zeros=1 wait verify
 	start_workload b1 -- "$PROGS/dupmem" merge=1 seed=7 distinct=8 unique=2 wait verify
 	start_workload b2 -- "$PROGS/dupmem" merge=1 seed=0x900000000 distinct=4 mmap=3 wait verify
-	local A B base_sharing real
+	local A B real
 	A=$(wl_pid a1),$(wl_pid a2)
 	B=$(wl_pid b1),$(wl_pid b2)
-	base_sharing=$(cat $KSM/pages_sharing)
 	estimate "$A,$B"
 	# each group in a run of its own
 	take 1 binary "A=$A"
@@ -142,8 +141,9 @@ within_bound() {
 	[ "$(comb .union.pages_sharing)" = "$(est pages_sharing)" ]
 	[ "$(comb .gain.pages_sharing)" = 0 ]
 	# real KSM on both groups
-	converge
-	real=$(( $(cat $KSM/pages_sharing) - base_sharing ))
+	converge "$A,$B"
+	real=$(own_ksm "$A,$B")
+	real=${real%% *}
 	combine "$FP/A.kfp" "$FP/B.kfp"
 	echo "real KSM: $real pages_sharing"
 	within_pct "$(comb .union.pages_sharing)" "$real" 2

@@ -20,19 +20,57 @@ within_pct() {
 	[ $((d * 100)) -le $((b * pct)) ] || { echo "$a and $b differ by more than $pct%"; return 1; }
 }
 
-# Let KSM merge the targets until pages_sharing stays unchanged over three
-# windows of two full scans.
+# own_ksm PID[,PID]...: what KSM merged in these processes alone, whatever
+# other KSM users on the host merge meanwhile: "SHARING SHARED ZERO" as the
+# kernel counts pages_sharing, pages_shared and ksm_zero_pages, from their
+# frames (/proc/PID/pagemap and /proc/kpageflags' KPF_KSM, root): SHARED
+# the distinct KSM frames they map, SHARING their other mappings of them,
+# ZERO the sum of their ksm_stat ksm_zero_pages.
+own_ksm() {
+	python3 - "$1" <<'PY'
+import os, struct, sys
+KPF_KSM, page = 21, os.sysconf("SC_PAGE_SIZE")
+frames, mapped, zero = set(), 0, 0
+with open("/proc/kpageflags", "rb") as kpf:
+    for pid in filter(None, sys.argv[1].split(",")):
+        try:
+            with open(f"/proc/{pid}/maps") as f:
+                ranges = [[int(x, 16) for x in l.split()[0].split("-")] for l in f]
+            with open(f"/proc/{pid}/pagemap", "rb") as pm:
+                for a, b in ranges:
+                    if a >= 1 << 47:
+                        continue        # the vsyscall page
+                    pm.seek(a // page * 8)
+                    for (e,) in struct.iter_unpack("<Q", pm.read((b - a) // page * 8)):
+                        if not e >> 63:
+                            continue    # not present
+                        pfn = e & ((1 << 55) - 1)
+                        kpf.seek(pfn * 8)
+                        if struct.unpack("<Q", kpf.read(8))[0] >> KPF_KSM & 1:
+                            frames.add(pfn)
+                            mapped += 1
+            with open(f"/proc/{pid}/ksm_stat") as f:
+                zero += sum(int(l.split()[1]) for l in f if l.startswith("ksm_zero_pages "))
+        except OSError:
+            pass                        # ended meanwhile
+print(mapped - len(frames), len(frames), zero)
+PY
+}
+
+# converge PID[,PID]...: let KSM merge these processes until what they
+# merged (own_ksm) stays unchanged over three windows of two full scans.
+# Their own figures, not the system's: another KSM user on the host may
+# merge and unmerge all the while.
 converge() {
 	local prev=-1 cur f same=0
 	echo 1 >$KSM/run
 	for _ in $(seq 60); do
 		f=$(cat $KSM/full_scans)
 		wait_until 20 scans_reached $((f + 2))
-		cur=$(cat $KSM/pages_sharing)
+		cur=$(own_ksm "$1")
 		if [ "$cur" = "$prev" ]; then same=$((same + 1)); else same=0; fi
 		[ $same -ge 2 ] && return 0
 		prev=$cur
 	done
 	return 1
 }
-

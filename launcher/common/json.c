@@ -2,6 +2,7 @@
 #include <limits.h>
 
 #include "common/json.h"
+#include "utf8.h"
 
 void json_str(FILE *f, const char *s)
 {
@@ -10,13 +11,12 @@ void json_str(FILE *f, const char *s)
 		return;
 	}
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		char out[JSON_CHAR_MAX];
+		size_t len;
+
+		p += json_char(p, out, &len);
+		fwrite(out, 1, len, f);
 	}
 	fputc('"', f);
 }

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-/* A JSON string, or null when S is NULL. */
+/* A JSON string, or null when S is NULL: always valid UTF-8 (json_char in utf8.h). */
 void json_str(FILE *f, const char *s);
 /* A number, or null when V is LLONG_MIN (unknown). */
 void json_ll(FILE *f, long long v);

@@ -10,13 +10,12 @@
 
 #include <stddef.h>
 
+#include "utf8.h"         /* utf8_sequence(), for the writers of text */
+
 /* S escaped into BUF (cut to fit); returns BUF. */
 char *text_escape(const char *s, char *buf, size_t len);
 
 /* The same in one of eight rotating buffers of 512 bytes, for one printf. */
 const char *printable(const char *s);
-
-/* The length of the valid UTF-8 sequence at S (1-4), or 0 when it is not one. */
-int utf8_sequence(const unsigned char *s);
 
 #endif

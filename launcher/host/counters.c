@@ -96,7 +96,8 @@ double ksmd_cpu_seconds(pid_t ksmd)
 {
 	struct proc_stat st;
 
-	if (!ksmd || proc_stat_read(ksmd, &st) || strcmp(st.comm, "ksmd"))
+	/* Still the kernel thread: a user's process may reuse the pid and call itself ksmd. */
+	if (!ksmd || proc_stat_read(ksmd, &st) || strcmp(st.comm, "ksmd") || st.ppid != 2)
 		return -1;
 	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }

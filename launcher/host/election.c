@@ -129,6 +129,22 @@ out:
 	return r;
 }
 
+/*
+ * The state could not be written (a full /run): said once, and this
+ * instance goes on from what it knows.  Nothing is lost that matters: the
+ * others judge who ended by their pids (hoststate_prune), and the one who
+ * takes over is the first live candidate, whatever the file still says.
+ */
+static void store_or_go_on(struct membership *m)
+{
+	int r = hoststate_store(&st);
+
+	if (r && !m->store_failed)
+		msg_errno(-r, "cannot write %s/state; this instance goes on from what it knows "
+			  "(said once)", STATE_DIR);
+	m->store_failed = r != 0;
+}
+
 /* The first live instance that wants to tune, in the order they came. */
 static bool first_candidate(pid_t self)
 {
@@ -161,9 +177,14 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 	hoststate_prune(&st, 0);
 	/* The holder, or others, are gone: say so in the file. */
 	dirty = (had_tuner && !st.tuner) || st.nusers != had_users;
-	if (m->tuning && st.tuner != self) {
+	if (m->tuning && st.tuner && st.tuner != self) {
 		m->tuning = false;
 		news->lost_tuning = true;
+	} else if (m->tuning && !st.tuner) {
+		/* It took over while the state could not be written: it still holds it. */
+		st.tuner = self;
+		st.tuner_start = process_start_time(self);
+		dirty = true;
 	}
 	if (!m->tuning && !st.tuner && m->wants_tuning && first_candidate(self)) {
 		st.tuner = self;
@@ -186,13 +207,11 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 		news->daemon |= st.users[i].kind == USER_DAEMON;
 	}
 	note_saved_sleep(m);
-	if (dirty && (r = hoststate_store(&st)))
-		msg_errno(-r, "cannot write %s/state", STATE_DIR);
-	if (!r) {
-		m->locked = true;
-		m->lock_fd = fd;
-		return 0;
-	}
+	if (dirty)
+		store_or_go_on(m);
+	m->locked = true;
+	m->lock_fd = fd;
+	return 0;
 out:
 	close(fd);
 	return r;
@@ -224,7 +243,8 @@ int election_leave(struct membership *m)
 			r = hoststate_remove();
 		m->restored = !r;
 	} else {
-		r = hoststate_store(&st);
+		/* Even if this cannot be written, the others see that this pid ended. */
+		store_or_go_on(m);
 	}
 out:
 	close(fd);

@@ -29,6 +29,7 @@ struct membership {
 	char saved_sleep[KNOB_VALUE_MAX];  /* sleep_millisecs from before the first instance */
 	bool locked;                  /* the state's lock is held, from a tick to its unlock */
 	bool restored;                /* it left last, and put the knobs back */
+	bool store_failed;            /* the last write of the state failed (said once) */
 	int lock_fd;
 };
 

@@ -298,7 +298,15 @@ int hoststate_peek(struct hoststate *st, char *why, size_t whylen)
 		snprintf(why, whylen, "a NUL byte");
 		return -EINVAL;
 	}
-	return hoststate_parse(text, st, why, whylen) ? -EINVAL : 0;
+	if (hoststate_parse(text, st, why, whylen))
+		return -EINVAL;
+	/* A tuner that ended is none, whatever the file still says (it may not be writable). */
+	if (st->tuner) {
+		struct state_user t = { .pid = st->tuner, .start = st->tuner_start };
+		if (!user_alive(&t))
+			st->tuner = 0;
+	}
+	return 0;
 }
 
 void hoststate_prune(struct hoststate *st, pid_t self)

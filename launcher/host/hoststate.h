@@ -73,7 +73,7 @@ int hoststate_store(const struct hoststate *st);
 int hoststate_remove(void);
 /* The state directory checked and the lock taken: the descriptor, or -errno (said). */
 int hoststate_lock(void);
-/* Without the lock, for --status: 0 read, -ENOENT none, -errno, or -EINVAL corrupt (WHY). */
+/* Without the lock, for --status: 0 read (a tuner that ended reads as none), -ENOENT none, -errno, or -EINVAL corrupt (WHY). */
 int hoststate_peek(struct hoststate *st, char *why, size_t whylen);
 
 bool user_alive(const struct state_user *u);

@@ -116,10 +116,41 @@ long statefile_read(const char *dir, const char *name, char *buf, size_t size)
 	return (long)have;
 }
 
-int statefile_write(const char *dir, const char *name, const char *text, size_t len)
+/*
+ * A full file system (a small /run) has no room for the new copy, but the
+ * file itself may have room in the blocks it holds: then it is rewritten
+ * in place, under the lock that every writer and loader holds.  Only when
+ * the blocks it holds take the whole text, so that a write never stops
+ * half way.  A reader without the lock (--status) may see it half written
+ * for the moment of the write, and says the state is corrupt: better
+ * than a state that names instances that ended.
+ */
+static int rewrite_in_place(const char *dir, const char *name, const char *text, size_t len)
+{
+	int fd = open_in(dir, name, O_WRONLY | O_NONBLOCK, 0), r;
+	struct stat st;
+
+	if (fd < 0)
+		return fd == -ENOENT ? -ENOSPC : fd;
+	if ((r = ours(fd)) || (r = fstat(fd, &st) ? -errno : 0))
+		goto out;
+	if ((unsigned long long)st.st_blocks * 512 < len) {
+		r = -ENOSPC;
+		goto out;
+	}
+	if (pwrite(fd, text, len, 0) != (ssize_t)len || ftruncate(fd, (off_t)len) || fsync(fd))
+		r = errno ? -errno : -EIO;
+out:
+	close(fd);
+	return r;
+}
+
+/* The new text in DIR/NAME.tmp, renamed over DIR/NAME: readers see the old file or the new. */
+static int replace(const char *dir, const char *name, const char *text, size_t len)
 {
 	char tmp[128], path[256], final[256];
 	int fd, err = 0;
+	ssize_t n;
 
 	snprintf(tmp, sizeof tmp, "%s.tmp", name);
 	snprintf(path, sizeof path, "%s/%s", dir, tmp);
@@ -129,7 +160,10 @@ int statefile_write(const char *dir, const char *name, const char *text, size_t 
 		return -errno;
 	if ((fd = open_in(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0)
 		return fd;
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd))
+	errno = 0;
+	if ((n = write(fd, text, len)) >= 0 && (size_t)n < len)
+		err = ENOSPC;           /* a short write to a regular file: no room */
+	else if (n < 0 || fsync(fd))
 		err = errno ? errno : EIO;
 	if (close(fd) && !err)
 		err = errno;
@@ -138,4 +172,11 @@ int statefile_write(const char *dir, const char *name, const char *text, size_t 
 	if (err)
 		unlink(path);
 	return -err;
+}
+
+int statefile_write(const char *dir, const char *name, const char *text, size_t len)
+{
+	int r = replace(dir, name, text, len);
+
+	return r == -ENOSPC || r == -EDQUOT ? rewrite_in_place(dir, name, text, len) : r;
 }

@@ -30,7 +30,11 @@ int statefile_lock(const char *dir);
  */
 long statefile_read(const char *dir, const char *name, char *buf, size_t size);
 
-/* Replaces DIR/NAME with TEXT atomically (DIR/NAME.tmp, fsync, rename).  0 or -errno. */
+/*
+ * Replaces DIR/NAME with TEXT atomically (DIR/NAME.tmp, fsync, rename).
+ * When the file system is full, rewrites DIR/NAME in place if the blocks
+ * it holds take TEXT (the caller holds the lock).  0 or -errno.
+ */
 int statefile_write(const char *dir, const char *name, const char *text, size_t len);
 
 #endif

@@ -279,17 +279,43 @@ static const char *json_field(const char *line, const char *key)
 	return p;
 }
 
+/*
+ * A string of the library's lines, unescaped: \c, and \uXXXX as UTF-8 (the
+ * library escapes controls that way; it writes no surrogates).  Cut at a
+ * whole character to fit OUT.
+ */
 static void json_string(const char *v, char *out, size_t len)
 {
 	size_t n = 0;
+	unsigned cp;
+	int used;
 
 	out[0] = '\0';
 	if (!v || *v != '"')
 		return;
-	for (v++; *v && *v != '"' && n + 1 < len; v++) {
-		if (*v == '\\' && v[1])
-			v++;
-		out[n++] = *v;
+	for (v++; *v && *v != '"'; v++) {
+		char ch[4];
+		size_t k = 1;
+
+		if (v[0] == '\\' && v[1] == 'u' && strspn(v + 2, "0123456789abcdefABCDEF") >= 4 &&
+		    sscanf(v + 2, "%4x%n", &cp, &used) == 1 && used == 4) {
+			v += 5;
+			if (cp < 0x80)
+				ch[0] = (char)cp;
+			else if (cp < 0x800)
+				ch[0] = (char)(0xc0 | cp >> 6), ch[1] = (char)(0x80 | (cp & 0x3f)), k = 2;
+			else
+				ch[0] = (char)(0xe0 | cp >> 12), ch[1] = (char)(0x80 | (cp >> 6 & 0x3f)),
+				ch[2] = (char)(0x80 | (cp & 0x3f)), k = 3;
+		} else {
+			if (*v == '\\' && v[1])
+				v++;
+			ch[0] = *v;
+		}
+		if (n + k >= len || (k == 1 && !ch[0]))
+			break;
+		memcpy(out + n, ch, k);
+		n += k;
 	}
 	out[n] = '\0';
 }

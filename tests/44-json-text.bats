@@ -1,0 +1,70 @@
+#!/usr/bin/env bats
+# ksm-run's JSON is UTF-8 whatever bytes come from outside.  A command name
+# and a cgroup's name are bytes that their owner chose, not text: a byte
+# that is not UTF-8 becomes U+FFFD (common/json.c, preload/core/utf8.c),
+# so that a strict decoder reads every --json output.  The JSON string
+# writer itself is fuzzed against a decoder of its own (tests/fuzz/fuzz_json.c).
+
+load helpers
+load launcher_helpers
+
+LAUNCHER_REQUIRES="root ksm prctl jq"
+
+# The process sleeps, and reads no BYE.
+teardown_extra() {
+	[ -z "${WL_PIDS[odd]:-}" ] || kill -TERM "${WL_PIDS[odd]}" 2>/dev/null
+	return 0
+}
+
+ODD_COMM=$'x\xff\xfe"y'
+# What a decoder reads for it: each byte that is not UTF-8 is one U+FFFD.
+ODD_COMM_READ=$'x\ufffd\ufffd"y'
+
+# strict_json: standard input is one JSON text in strict UTF-8 (python's
+# decoder, not ksm-run's), printed back as JSON for jq.
+strict_json() {
+	python3 -c 'import json, sys; print(json.dumps(json.loads(sys.stdin.buffer.read().decode("utf-8", "strict")), ensure_ascii=False))'
+}
+
+# A process named ODD_COMM, holding 16 MiB of duplicate pages, in a cgroup
+# whose name holds the byte 0xff: the workload "odd", the cgroup CG_DIR.
+start_odd_process() {
+	make_cgroup $'odd\xff'
+	start_workload odd -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --name="$3" --dup=16 sleep 60' \
+		sh "$CG_DIR" "$PROGS/attachee" "$ODD_COMM"
+	[ "$(cat "/proc/$(wl_pid odd)/comm")" = "$ODD_COMM" ]
+	ODD_CGROUP=cgroup:${CG_DIR#"$(cgroup_root)"/}
+}
+
+@test "--attach --json: a command name and a cgroup that are not UTF-8" {
+	start_odd_process
+	run -0 --separate-stderr "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait --json
+	local json
+	json=$(strict_json <<<"$output")
+	echo "$json"
+	[ "$(jq -r '.targets[0].comm' <<<"$json")" = "$ODD_COMM_READ" ]
+	[ "$(jq -r '.targets[0].result' <<<"$json")" = enabled ]
+}
+
+@test "--estimate --json: a command name and a cgroup that are not UTF-8" {
+	start_odd_process
+	run -0 --separate-stderr "$KSM_RUN" --estimate="$ODD_CGROUP" --json
+	local json
+	json=$(strict_json <<<"$output")
+	echo "$json"
+	[ "$(jq -r '.processes[0].comm' <<<"$json")" = "$ODD_COMM_READ" ]
+}
+
+@test "--status --json: a merging process and its cgroup, not UTF-8" {
+	start_odd_process
+	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait
+	fast_ksm
+	wait_until 20 merging_at_least "$(wl_pid odd)" 1000
+	run -0 --separate-stderr "$KSM_RUN" --status --json
+	local json
+	json=$(strict_json <<<"$output")
+	echo "$json"
+	[ "$(jq -r --argjson p "$(wl_pid odd)" '.processes[] | select(.pid == $p) | .comm' <<<"$json")" = "$ODD_COMM_READ" ]
+	local name=${ODD_CGROUP#cgroup:}
+	jq -r '.groups[].cgroup' <<<"$json" | grep -qxF "/${name%$'\xff'}"$'\ufffd'
+}
