@@ -185,6 +185,19 @@ finish_attachee() {
 	grep -q "KILL_PROCESS (it would be killed); not made" <<<"$output"
 }
 
+@test "a seccomp filter that shifts by X = 32 (masked to 0 by the kernel) and kills for prctl: refused, unharmed" {
+	# ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS: the kernel computes
+	# nr << (32 & 31) = nr, so prctl kills. A judge that made it 0 injected.
+	start_workload -- "$(attachee)" --seccomp=shift sleep 1.5
+	wait_until 5 asleep "$WL_PID"
+	run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output == "$WL_PID (attachee): refused: its seccomp filter answers prctl(PR_SET_MEMORY_MERGE) with KILL_PROCESS"* ]]
+	! gone "$WL_PID"
+	merge_any_is "$WL_PID" no
+	[ "$(tracer_of "$WL_PID")" = 0 ]
+	finish_attachee
+}
+
 @test "a target traced by strace is refused and left alone" {
 	local st
 	start_workload -- "$(attachee)" sleep 3
@@ -218,7 +231,7 @@ finish_attachee() {
 	[ -n "$caught" ] || { echo "never saw ksm-run trace the victim" >&2; return 1; }
 	wait_until 10 gone "$ksm"
 	run -1 wait "$ksm"
-	grep -q "^$victim (attachee): refused: it ended during the attach" "$out" || { cat "$out" >&2; return 1; }
+	grep -Eq "^$victim \(attachee\): refused: it (ended during the attach|died during the call)" "$out" || { cat "$out" >&2; return 1; }
 	grep -q "^$other (attachee): enabled, " "$out"
 	[ "$(wc -l <"$out")" = 2 ]
 }

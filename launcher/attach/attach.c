@@ -72,7 +72,7 @@ static void print_line(const struct target_result *r, const struct target_plan *
 	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
 	if (r->outcome == TARGET_REFUSED) {
 		printf(": %s", r->why);
-		if (r->stops && !r->gone)
+		if (r->stops && !r->gone && !r->died_in_call)
 			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		putchar('\n');
 		return;

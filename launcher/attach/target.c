@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,18 +291,50 @@ static void keep_unchanged(pid_t pid, struct batch *ps)
 	free(rc.still);
 }
 
-/* One call in the stopped thread, if its seccomp policy lets it through. */
+/* Is SIGSYS pending for thread TID, a seccomp filter's answer to the call just made? */
+static bool sigsys_pending(pid_t tid)
+{
+	char path[64], text[4096], *p;
+	unsigned long long pending = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (read_text(path, text, sizeof text))
+		return true;            /* gone, or unknown: not a success */
+	if ((p = strstr(text, "\nSigPnd:")))
+		pending |= strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nShdPnd:")))
+		pending |= strtoull(p + 8, NULL, 16);
+	return pending & (1ULL << (SIGSYS - 1));
+}
+
+/*
+ * One call in the stopped thread, if its seccomp policy lets it through.
+ * A filter that answers it with TRAP or KILL all the same (the judge was
+ * wrong) leaves SIGSYS pending, to be delivered when the thread goes on:
+ * that, or its death in the call, is a refusal, never a success.
+ */
 static int call(struct inject *in, const struct seccomp_filters *sf, long nr, const long a[6],
 		const char *name, long *res, struct target_result *r)
 {
 	struct seccomp_call sc = { (int32_t)nr, AUDIT_ARCH_X86_64, in->insn + 2, { 0 } };
+	int err;
 
 	for (int i = 0; i < 6; i++)
 		sc.args[i] = (uint64_t)a[i];
 	if (seccomp_allows(sf, &sc, name, r->why, sizeof r->why))
 		return -EPERM;
 	r->calls++;
-	return inject_syscall(in, nr, a, res, r->why, sizeof r->why);
+	err = inject_syscall(in, nr, a, res, r->why, sizeof r->why);
+	if (err == -ESRCH) {
+		snprintf(r->why, sizeof r->why, "it died during the call: %s", name);
+		r->died_in_call = true;
+	} else if (!err && sigsys_pending(in->tid)) {
+		snprintf(r->why, sizeof r->why, "it died during the call: its seccomp filter answered %s "
+			 "with SIGSYS (TRAP or KILL), which ksm-run's judge did not foresee", name);
+		r->died_in_call = true;
+		err = -EPERM;
+	}
+	return err;
 }
 
 /*
@@ -371,7 +404,9 @@ out:
 /* It died under us (killed, or another thread ended it): a clean refusal. */
 static void ended(struct target_result *r)
 {
-	refuse(r, "it ended during the attach");
+	if (!r->died_in_call)   /* the call's own reason stands */
+		refuse(r, "it ended during the attach");
+	r->outcome = TARGET_REFUSED;
 	r->gone = true;
 }
 

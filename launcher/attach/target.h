@@ -37,6 +37,7 @@ struct target_result {
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
 	bool gone;                      /* it ended during the attach */
+	bool died_in_call;              /* in (or of) a call made for us: a refusal */
 };
 
 /* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */

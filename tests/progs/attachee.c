@@ -14,6 +14,9 @@
  *   --name=TEXT      its name (comm), as a hostile program may choose it
  *   --seccomp=errno|kill  first install a seccomp filter that answers
  *                    prctl and madvise with EPERM, or kills the process
+ *   --seccomp=shift  first install a filter that kills the process for
+ *                    prctl, found through a shift by X = 32 (which the
+ *                    kernel masks to 0: `A << (32 & 31)` is A)
  * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
 #include <errno.h>
@@ -268,6 +271,16 @@ static void install_seccomp(const char *how)
 	exit(2);
 }
 #else
+/* ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS (the audit's filter). */
+static const struct sock_filter shift_filter[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 32),
+	BPF_STMT(BPF_ALU | BPF_LSH | BPF_X, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
 static void install_seccomp(const char *how)
 {
 	unsigned int action = !strcmp(how, "kill") ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | EPERM;
@@ -280,6 +293,9 @@ static void install_seccomp(const char *how)
 	};
 	struct sock_fprog prog = { sizeof f / sizeof f[0], f };
 
+	if (!strcmp(how, "shift"))
+		prog = (struct sock_fprog){ sizeof shift_filter / sizeof shift_filter[0],
+					    (struct sock_filter *)shift_filter };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
 		perror("attachee: seccomp");
 		exit(2);
@@ -303,7 +319,7 @@ int main(int argc, char **argv)
 			seccomp_how = argv[i] + 10;
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];
