@@ -137,6 +137,47 @@ finish_attachee() {
 	[ "$(ksm_pages_mapped "$WL_PID")" = 0 ]
 }
 
+@test "--detach of much merged memory: unmerged region by region over short stops, nothing merged left" {
+	local ksm a b pages=$((32 * 1024 * 1024 / $(getconf PAGESIZE) * 8 / 10))
+	start_workload wa -- "$(attachee)" --dup=32 sleep 60
+	start_workload wb -- "$(attachee)" --dup=32 sleep 60
+	a=$(wl_pid wa) b=$(wl_pid wb)
+	"$KSM_RUN" --attach="$a,$b" --interval=0.5 >/dev/null 2>&1 &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	wait_until 40 merging_at_least "$a" "$pages"
+	wait_until 40 merging_at_least "$b" "$pages"
+	kill -INT "$ksm"
+	wait_until 10 gone "$ksm"
+	# A stop of 2 ms at most cannot unmerge 32 MiB: several stops (the
+	# budget is not measured here, only that the work is spread).
+	run -0 --separate-stderr "$KSM_RUN" --detach="$a" --json --stop-budget=0.002
+	jq -e '.targets[0] | .result == "disabled" and .ksm_merge_any == false and .ksm_mergeable == false
+		and .stops > 1 and .longest_stop_ms > 0 and .longest_stop_ms <= .stopped_ms and .regions >= 1' <<<"$output"
+	run -0 "$KSM_RUN" --detach="$b" --stop-budget=0.002
+	[[ $output =~ ^$b\ \(attachee\):\ disabled,\ process-wide\ \(prctl\)\;\ stopped\ [0-9.]+\ ms\ in\ [0-9]+\ stops\ \(the\ longest\ [0-9.]+\ ms\)\;\ ksm_merge_any\ no ]]
+	for n in "$a" "$b"; do
+		merge_any_is "$n" no
+		[ "$(ksm_pages_mapped "$n")" = 0 ]
+		[ "$(mergeable_regions "$n")" = 0 ]
+	done
+}
+
+@test "--attach --allow that chooses no region: \"no region matched the selection\", counted apart, not a refusal" {
+	start_workload -- "$(attachee)" --dup=8 sleep 30
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=64M --no-wait
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=heap,anon --min-size=64M --no-wait --json
+	jq -e '.targets[0].result == "unmatched" and .unmatched == 1 and .handled == 0 and .refused == 0' <<<"$output"
+	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon --min-size=64M
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	[ "$(mergeable_regions "$WL_PID")" = 0 ]
+	# A region chosen but mergeable already is still "already enabled".
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	[[ $output == "$WL_PID (attachee): already enabled; "* ]]
+}
+
 @test "--attach with every target ending: the report follows them to their end" {
 	start_workload -- "$(attachee)" --dup=8 sleep 2
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --interval=0.5 --json
@@ -196,6 +237,38 @@ finish_attachee() {
 	merge_any_is "$WL_PID" no
 	[ "$(tracer_of "$WL_PID")" = 0 ]
 	finish_attachee
+}
+
+# undone_detaches ARGS...: --detach --json against a target whose thread
+# switches KSM back on at once, until one run read it back on (at most 200
+# runs); prints the results, one "RESULT MERGE_ANY MERGEABLE" line each.
+undone_detaches() {
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$("$KSM_RUN" --detach="$WL_PID" --json "$@" |
+			jq -r '.targets[0] | "\(.result) \(.ksm_merge_any) \(.ksm_mergeable)"')
+		echo "$line"
+		case $line in "refused "* | "disabled true "* | "disabled "*" true") break ;; esac
+	done
+}
+
+@test "--detach reports what it reads back: a flag switched back on at once is a refusal, never \"disabled\"" {
+	local results
+	start_workload -- "$(attachee)" --remerge=prctl sleep 30
+	results=$(undone_detaches)
+	echo "$results" | sort | uniq -c >&2
+	# Before: "disabled true", the flag on in the same JSON.
+	! grep -q '^disabled true' <<<"$results"
+	grep -q '^refused true' <<<"$results"
+}
+
+@test "--detach --allow reports what it reads back: a region advised back at once is a refusal" {
+	local results
+	start_workload -- "$(attachee)" --dup=8 --remerge=madvise sleep 30
+	results=$(undone_detaches --allow=anon --min-size=1M)
+	echo "$results" | sort | uniq -c >&2
+	! grep -q '^disabled [a-z]* true' <<<"$results"
+	grep -q '^refused [a-z]* true' <<<"$results"
 }
 
 @test "a target traced by strace is refused and left alone" {
