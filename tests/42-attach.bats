@@ -57,7 +57,8 @@ finish_attachee() {
 		"--attach=$WL_PID --preload=/x.so" "--attach=$WL_PID --mode=off" \
 		"--attach=$WL_PID --mode=prctl --allow=anon" "--attach=$WL_PID --allow=bogus" \
 		"--detach=$WL_PID --pages-to-scan=100" "--detach=$WL_PID --report-file=/tmp/x" \
-		"--attach=$WL_PID --no-wait --pages-to-scan=100" "--attach=999999999"; do
+		"--attach=$WL_PID --no-wait --pages-to-scan=100" "--attach=999999999" \
+		"--attach=$WL_PID --stop-budget=abc" "--detach=$WL_PID --stop-budget=0" "--stop-budget=0.01 -- true"; do
 		# shellcheck disable=SC2086 # the words of one case
 		run -125 --separate-stderr "$KSM_RUN" $args
 		[ -n "$stderr" ] && [ -z "$output" ]
@@ -66,6 +67,8 @@ finish_attachee() {
 	[[ $stderr == *"--attach: 'all' is not accepted as a target"*"give PIDs or cgroup:PATH"* ]]
 	run -125 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=bogus
 	[[ $stderr == *"--allow"*"bogus"* ]]
+	run -125 --separate-stderr "$KSM_RUN" --detach="$WL_PID" --stop-budget=2
+	[[ $stderr == *"--stop-budget=2: not a number of seconds in 0.0001..1"* ]]
 	# An "all" after 4 KiB of other items is still seen (it once hid past a copy's end).
 	# --allow=bogus keeps this harmless: were "all" missed, that error would be the one.
 	run -125 --separate-stderr "$KSM_RUN" --attach="$(printf '1,%.0s' {1..3000})all" --allow=bogus --no-wait
@@ -233,7 +236,7 @@ finish_attachee() {
 	wait_until 5 asleep "$WL_PID"
 	run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output == "$WL_PID (attachee): refused: its seccomp filter answers prctl(PR_SET_MEMORY_MERGE) with KILL_PROCESS"* ]]
-	! gone "$WL_PID"
+	if gone "$WL_PID"; then return 1; fi
 	merge_any_is "$WL_PID" no
 	[ "$(tracer_of "$WL_PID")" = 0 ]
 	finish_attachee
@@ -258,7 +261,7 @@ undone_detaches() {
 	results=$(undone_detaches)
 	echo "$results" | sort | uniq -c >&2
 	# Before: "disabled true", the flag on in the same JSON.
-	! grep -q '^disabled true' <<<"$results"
+	if grep -q '^disabled true' <<<"$results"; then return 1; fi
 	grep -q '^refused true' <<<"$results"
 }
 
@@ -267,7 +270,7 @@ undone_detaches() {
 	start_workload -- "$(attachee)" --dup=8 --remerge=madvise sleep 30
 	results=$(undone_detaches --allow=anon --min-size=1M)
 	echo "$results" | sort | uniq -c >&2
-	! grep -q '^disabled [a-z]* true' <<<"$results"
+	if grep -q '^disabled [a-z]* true' <<<"$results"; then return 1; fi
 	grep -q '^refused [a-z]* true' <<<"$results"
 }
 
