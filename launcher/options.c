@@ -29,6 +29,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
+	O_STOP_BUDGET,
 };
 
 /* --watch's interval when it is given without one. */
@@ -71,6 +72,7 @@ static const struct option base_opts[] = {
 	{ "attach", required_argument, NULL, O_ATTACH },
 	{ "detach", required_argument, NULL, O_DETACH },
 	{ "no-wait", no_argument, NULL, O_NO_WAIT },
+	{ "stop-budget", required_argument, NULL, O_STOP_BUDGET },
 	{ "settle", required_argument, NULL, O_SETTLE },
 	{ "fingerprint", required_argument, NULL, O_FINGERPRINT },
 	{ "label", required_argument, NULL, O_LABEL },
@@ -158,6 +160,7 @@ static void usage(FILE *f)
 "                      or cgroup:PATH.  Process-wide (the prctl) by default; with\n"
 "                      --allow, --deny or --min-size: madvise of the regions chosen now\n"
 "  --no-wait           with --attach: enable, print the result and exit\n"
+"  --stop-budget=SECONDS  the longest a target should be stopped at once (0.01)\n"
 "  --detach=TARGET     the reverse: the prctl off (which unmerges), or\n"
 "                      MADV_UNMERGEABLE on the regions chosen\n"
 "Evaluating a workload:\n"
@@ -357,6 +360,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); o->attach = arg; break;
 	case O_DETACH: set_action(o, ACT_DETACH, "--detach"); o->attach = arg; break;
 	case O_NO_WAIT: o->no_wait = true; break;
+	case O_STOP_BUDGET: o->stop_budget = seconds_option("stop-budget", arg, 0.0001, 1); break;
 	case O_THRESHOLD:
 		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)
 			die("--threshold=%s: not a percentage in (0, 100]", arg);
@@ -562,6 +566,8 @@ char **options_parse(int argc, char **argv, struct opts *o)
 	cmd = argv + optind;
 	if (o->no_wait && o->action != ACT_ATTACH)
 		die("--no-wait goes with --attach (--detach never waits)");
+	if (o->stop_budget > 0 && o->action != ACT_ATTACH && o->action != ACT_DETACH)
+		die("--stop-budget=%g goes with --attach and --detach", o->stop_budget);
 	check_host_figures(o);
 	fleet_check(&o->fp, &(struct fleet_mode){
 		.estimate = o->action == ACT_ESTIMATE, .combine = o->action == ACT_COMBINE,

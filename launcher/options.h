@@ -28,6 +28,7 @@ struct opts {
 	bool fp_format_given, matrix;   /* --fingerprint-format, --combine --matrix */
 	const char *attach;             /* --attach or --detach: the TARGET */
 	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
+	double stop_budget;             /* --stop-budget, in seconds; 0: the default */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;
 	double interval, settle, threshold;
 	bool user_rate;                 /* a rate knob was given: no default tuning */

@@ -57,7 +57,8 @@ finish_attachee() {
 		"--attach=$WL_PID --preload=/x.so" "--attach=$WL_PID --mode=off" \
 		"--attach=$WL_PID --mode=prctl --allow=anon" "--attach=$WL_PID --allow=bogus" \
 		"--detach=$WL_PID --pages-to-scan=100" "--detach=$WL_PID --report-file=/tmp/x" \
-		"--attach=$WL_PID --no-wait --pages-to-scan=100" "--attach=999999999"; do
+		"--attach=$WL_PID --no-wait --pages-to-scan=100" "--attach=999999999" \
+		"--attach=$WL_PID --stop-budget=abc" "--detach=$WL_PID --stop-budget=0" "--stop-budget=0.01 -- true"; do
 		# shellcheck disable=SC2086 # the words of one case
 		run -125 --separate-stderr "$KSM_RUN" $args
 		[ -n "$stderr" ] && [ -z "$output" ]
@@ -66,6 +67,8 @@ finish_attachee() {
 	[[ $stderr == *"--attach: 'all' is not accepted as a target"*"give PIDs or cgroup:PATH"* ]]
 	run -125 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=bogus
 	[[ $stderr == *"--allow"*"bogus"* ]]
+	run -125 --separate-stderr "$KSM_RUN" --detach="$WL_PID" --stop-budget=2
+	[[ $stderr == *"--stop-budget=2: not a number of seconds in 0.0001..1"* ]]
 	# An "all" after 4 KiB of other items is still seen (it once hid past a copy's end).
 	# --allow=bogus keeps this harmless: were "all" missed, that error would be the one.
 	run -125 --separate-stderr "$KSM_RUN" --attach="$(printf '1,%.0s' {1..3000})all" --allow=bogus --no-wait
@@ -137,6 +140,47 @@ finish_attachee() {
 	[ "$(ksm_pages_mapped "$WL_PID")" = 0 ]
 }
 
+@test "--detach of much merged memory: unmerged region by region over short stops, nothing merged left" {
+	local ksm a b pages=$((32 * 1024 * 1024 / $(getconf PAGESIZE) * 8 / 10))
+	start_workload wa -- "$(attachee)" --dup=32 sleep 60
+	start_workload wb -- "$(attachee)" --dup=32 sleep 60
+	a=$(wl_pid wa) b=$(wl_pid wb)
+	"$KSM_RUN" --attach="$a,$b" --interval=0.5 >/dev/null 2>&1 &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	wait_until 40 merging_at_least "$a" "$pages"
+	wait_until 40 merging_at_least "$b" "$pages"
+	kill -INT "$ksm"
+	wait_until 10 gone "$ksm"
+	# A stop of 2 ms at most cannot unmerge 32 MiB: several stops (the
+	# budget is not measured here, only that the work is spread).
+	run -0 --separate-stderr "$KSM_RUN" --detach="$a" --json --stop-budget=0.002
+	jq -e '.targets[0] | .result == "disabled" and .ksm_merge_any == false and .ksm_mergeable == false
+		and .stops > 1 and .longest_stop_ms > 0 and .longest_stop_ms <= .stopped_ms and .regions >= 1' <<<"$output"
+	run -0 "$KSM_RUN" --detach="$b" --stop-budget=0.002
+	[[ $output =~ ^$b\ \(attachee\):\ disabled,\ process-wide\ \(prctl\)\;\ stopped\ [0-9.]+\ ms\ in\ [0-9]+\ stops\ \(the\ longest\ [0-9.]+\ ms\)\;\ ksm_merge_any\ no ]]
+	for n in "$a" "$b"; do
+		merge_any_is "$n" no
+		[ "$(ksm_pages_mapped "$n")" = 0 ]
+		[ "$(mergeable_regions "$n")" = 0 ]
+	done
+}
+
+@test "--attach --allow that chooses no region: \"no region matched the selection\", counted apart, not a refusal" {
+	start_workload -- "$(attachee)" --dup=8 sleep 30
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=64M --no-wait
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=heap,anon --min-size=64M --no-wait --json
+	jq -e '.targets[0].result == "unmatched" and .unmatched == 1 and .handled == 0 and .refused == 0' <<<"$output"
+	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon --min-size=64M
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	[ "$(mergeable_regions "$WL_PID")" = 0 ]
+	# A region chosen but mergeable already is still "already enabled".
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	[[ $output == "$WL_PID (attachee): already enabled; "* ]]
+}
+
 @test "--attach with every target ending: the report follows them to their end" {
 	start_workload -- "$(attachee)" --dup=8 sleep 2
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --interval=0.5 --json
@@ -185,6 +229,51 @@ finish_attachee() {
 	grep -q "KILL_PROCESS (it would be killed); not made" <<<"$output"
 }
 
+@test "a seccomp filter that shifts by X = 32 (masked to 0 by the kernel) and kills for prctl: refused, unharmed" {
+	# ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS: the kernel computes
+	# nr << (32 & 31) = nr, so prctl kills. A judge that made it 0 injected.
+	start_workload -- "$(attachee)" --seccomp=shift sleep 1.5
+	wait_until 5 asleep "$WL_PID"
+	run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	[[ $output == "$WL_PID (attachee): refused: its seccomp filter answers prctl(PR_SET_MEMORY_MERGE) with KILL_PROCESS"* ]]
+	if gone "$WL_PID"; then return 1; fi
+	merge_any_is "$WL_PID" no
+	[ "$(tracer_of "$WL_PID")" = 0 ]
+	finish_attachee
+}
+
+# undone_detaches ARGS...: --detach --json against a target whose thread
+# switches KSM back on at once, until one run read it back on (at most 200
+# runs); prints the results, one "RESULT MERGE_ANY MERGEABLE" line each.
+undone_detaches() {
+	local i line
+	for ((i = 0; i < 200; i++)); do
+		line=$("$KSM_RUN" --detach="$WL_PID" --json "$@" |
+			jq -r '.targets[0] | "\(.result) \(.ksm_merge_any) \(.ksm_mergeable)"')
+		echo "$line"
+		case $line in "refused "* | "disabled true "* | "disabled "*" true") break ;; esac
+	done
+}
+
+@test "--detach reports what it reads back: a flag switched back on at once is a refusal, never \"disabled\"" {
+	local results
+	start_workload -- "$(attachee)" --remerge=prctl sleep 30
+	results=$(undone_detaches)
+	echo "$results" | sort | uniq -c >&2
+	# Before: "disabled true", the flag on in the same JSON.
+	if grep -q '^disabled true' <<<"$results"; then return 1; fi
+	grep -q '^refused true' <<<"$results"
+}
+
+@test "--detach --allow reports what it reads back: a region advised back at once is a refusal" {
+	local results
+	start_workload -- "$(attachee)" --dup=8 --remerge=madvise sleep 30
+	results=$(undone_detaches --allow=anon --min-size=1M)
+	echo "$results" | sort | uniq -c >&2
+	if grep -q '^disabled [a-z]* true' <<<"$results"; then return 1; fi
+	grep -q '^refused [a-z]* true' <<<"$results"
+}
+
 @test "a target traced by strace is refused and left alone" {
 	local st
 	start_workload -- "$(attachee)" sleep 3
@@ -218,7 +307,7 @@ finish_attachee() {
 	[ -n "$caught" ] || { echo "never saw ksm-run trace the victim" >&2; return 1; }
 	wait_until 10 gone "$ksm"
 	run -1 wait "$ksm"
-	grep -q "^$victim (attachee): refused: it ended during the attach" "$out" || { cat "$out" >&2; return 1; }
+	grep -Eq "^$victim \(attachee\): refused: it (ended during the attach|died during the call)" "$out" || { cat "$out" >&2; return 1; }
 	grep -q "^$other (attachee): enabled, " "$out"
 	[ "$(wc -l <"$out")" = 2 ]
 }

@@ -44,6 +44,7 @@ struct attach_run {
 	struct target_result *res;
 	pid_t *handled;                 /* the targets enabled or already so */
 	int nhandled, nrefused;
+	int nunmatched;                 /* madvise form: no region matched the selection */
 	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
 	struct host_tuner host;
 	struct sampler s;
@@ -56,9 +57,16 @@ static const char *outcome_word(const struct target_result *r, bool disable)
 	switch (r->outcome) {
 	case TARGET_DONE: return disable ? "disabled" : "enabled";
 	case TARGET_ALREADY: return disable ? "already disabled" : "already enabled";
+	case TARGET_NONE_MATCHED: return "no region matched the selection";
 	case TARGET_REFUSED: break;
 	}
 	return "refused";
+}
+
+/* The JSON result: one word each. */
+static const char *result_word(const struct target_result *r, bool disable)
+{
+	return r->outcome == TARGET_NONE_MATCHED ? "unmatched" : outcome_word(r, disable);
 }
 
 static const char *yes_no(int v)
@@ -72,7 +80,7 @@ static void print_line(const struct target_result *r, const struct target_plan *
 	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
 	if (r->outcome == TARGET_REFUSED) {
 		printf(": %s", r->why);
-		if (r->stops && !r->gone)
+		if (r->stops && !r->gone && !r->died_in_call)
 			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		putchar('\n');
 		return;
@@ -83,7 +91,7 @@ static void print_line(const struct target_result *r, const struct target_plan *
 		else
 			printf(", %d region%s (%s) %s", r->regions, r->regions == 1 ? "" : "s",
 			       human_bytes((long long)r->bytes, false), p->disable ? "made unmergeable" : "advised");
-		if (p->process_wide && r->regions)
+		if (p->process_wide && !p->disable && r->regions)
 			printf(", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
 			       human_bytes((long long)r->bytes, false));
 		printf("; stopped %.2f ms", r->stopped_s * 1e3);
@@ -104,7 +112,7 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 
 		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)r->pid);
 		json_str(stdout, r->comm);
-		printf(",\"result\":\"%s\",\"reason\":", outcome_word(r, p->disable));
+		printf(",\"result\":\"%s\",\"reason\":", result_word(r, p->disable));
 		json_str(stdout, r->outcome == TARGET_REFUSED ? r->why : NULL);
 		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"stops\":%d,\"longest_stop_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
 		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->stops,
@@ -115,7 +123,7 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		json_tristate(stdout, r->mergeable);
 		fputc('}', stdout);
 	}
-	printf("],\"handled\":%d,\"refused\":%d}\n", a->nhandled, a->nrefused);
+	printf("],\"handled\":%d,\"refused\":%d,\"unmatched\":%d}\n", a->nhandled, a->nrefused, a->nunmatched);
 }
 
 static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
@@ -128,6 +136,7 @@ static void make_plan(const struct opts *o, struct target_plan *p, struct select
 	sel->deny = o->lib.deny ? o->lib.deny : &none;
 	sel->min_size = o->lib.min_size;
 	p->sel = sel;
+	p->stop_budget_s = o->stop_budget;
 }
 
 static int stop_pending(void)
@@ -157,6 +166,8 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (r->outcome == TARGET_REFUSED) {
 			a->nrefused++;
+		} else if (r->outcome == TARGET_NONE_MATCHED) {
+			a->nunmatched++;        /* left alone, not followed, and not a refusal */
 		} else {
 			a->handled[a->nhandled++] = r->pid;
 			snprintf(a->list + len, sizeof a->list - len, "%s%d (%s)", len ? ", " : "", (int)r->pid, r->comm);

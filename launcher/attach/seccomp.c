@@ -60,22 +60,41 @@ static bool load_word(const struct seccomp_call *call, uint32_t off, uint32_t *v
 	return true;
 }
 
-static bool alu(uint16_t code, uint32_t *a, uint32_t operand)
+/*
+ * What an ALU instruction does, as the kernel runs classic BPF (the
+ * program is converted to eBPF, net/core/filter.c, and run 32-bit): a
+ * shift by X uses X & 31 (`A << (32 & 31)` is A, not 0); a shift by K >= 32
+ * and a division by K = 0 are refused when the filter is installed; a
+ * division (or modulo) by X = 0 ends the program with 0 (KILL_THREAD).
+ */
+enum alu_end { ALU_GO_ON, ALU_RETURNS_ZERO, ALU_INVALID };
+
+static enum alu_end alu(uint16_t code, uint32_t *a, uint32_t operand)
 {
+	bool by_x = SRC_X(code);
+
 	switch (OP(code)) {
-	case 0x00: *a += operand; return true;
-	case 0x10: *a -= operand; return true;
-	case 0x20: *a *= operand; return true;
-	case 0x30: if (!operand) return false; *a /= operand; return true;
-	case 0x40: *a |= operand; return true;
-	case 0x50: *a &= operand; return true;
-	case 0x60: *a = operand < 32 ? *a << operand : 0; return true;
-	case 0x70: *a = operand < 32 ? *a >> operand : 0; return true;
-	case 0x80: *a = -*a; return true;
-	case 0x90: if (!operand) return false; *a %= operand; return true;
-	case 0xa0: *a ^= operand; return true;
+	case 0x00: *a += operand; return ALU_GO_ON;
+	case 0x10: *a -= operand; return ALU_GO_ON;
+	case 0x20: *a *= operand; return ALU_GO_ON;
+	case 0x40: *a |= operand; return ALU_GO_ON;
+	case 0x50: *a &= operand; return ALU_GO_ON;
+	case 0x80: *a = -*a; return ALU_GO_ON;
+	case 0xa0: *a ^= operand; return ALU_GO_ON;
+	case 0x30:
+	case 0x90:
+		if (!operand)
+			return by_x ? ALU_RETURNS_ZERO : ALU_INVALID;
+		*a = OP(code) == 0x30 ? *a / operand : *a % operand;
+		return ALU_GO_ON;
+	case 0x60:
+	case 0x70:
+		if (!by_x && operand >= 32)
+			return ALU_INVALID;
+		*a = OP(code) == 0x60 ? *a << (operand & 31) : *a >> (operand & 31);
+		return ALU_GO_ON;
 	}
-	return false;
+	return ALU_INVALID;
 }
 
 static bool jump_taken(uint16_t code, uint32_t a, uint32_t operand)
@@ -123,8 +142,11 @@ int64_t seccomp_run_filter(const struct bpf_insn_c *prog, size_t n, const struct
 			mem[in->k] = CLASS(in->code) == CLS_ST ? a : x;
 			break;
 		case CLS_ALU:
-			if (!alu(in->code, &a, operand))
-				return -1;
+			switch (alu(in->code, &a, operand)) {
+			case ALU_GO_ON: break;
+			case ALU_RETURNS_ZERO: return 0;
+			case ALU_INVALID: return -1;
+			}
 			break;
 		case CLS_JMP:
 			if (OP(in->code) == 0x00) {
@@ -257,7 +279,7 @@ int seccomp_allows(const struct seccomp_filters *f, const struct seccomp_call *c
 			snprintf(why, whylen, "its seccomp filter %d cannot be judged; %s not made", i, name);
 			return -1;
 		}
-		verdict = seccomp_stronger(verdict, (uint32_t)r);
+		verdict = seccomp_stronger((uint32_t)r, verdict);  /* a tie: the newer's */
 	}
 	if ((verdict & RET_ACTION_FULL) == RET_ALLOW || (verdict & RET_ACTION_FULL) == RET_LOG)
 		return 0;

@@ -33,7 +33,7 @@ struct seccomp_call {
  */
 int64_t seccomp_run_filter(const struct bpf_insn_c *prog, size_t n, const struct seccomp_call *call);
 
-/* Of two answers, the one the kernel acts on (the lower action, signed). */
+/* Of two answers, the one the kernel acts on (the lower action, signed; A on a tie). */
 uint32_t seccomp_stronger(uint32_t a, uint32_t b);
 
 /* A thread's filters, newest first, as read from the kernel. */

@@ -15,12 +15,14 @@ enum target_outcome {
 	TARGET_DONE,                    /* enabled (or disabled) now */
 	TARGET_ALREADY,                 /* it was so already: not stopped */
 	TARGET_REFUSED,                 /* left alone, or given back unchanged; see why */
+	TARGET_NONE_MATCHED,            /* madvise form: no region matched the selection; not stopped */
 };
 
 struct target_plan {
 	bool disable;                   /* --detach */
 	bool process_wide;              /* the prctl; else madvise of the selection */
 	const struct selection *sel;    /* the madvise form's choice */
+	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
 };
 
 struct target_result {
@@ -30,17 +32,22 @@ struct target_result {
 	char why[256];                  /* REFUSED: the reason and what to do */
 	double stopped_s;               /* how long its thread was stopped, in all; 0 if never */
 	double longest_stop_s;          /* the longest of its stops */
-	int stops;                      /* how often (one per BATCH_REGIONS regions) */
+	int stops;                      /* how often (as many as the stop budget needs) */
 	int calls;                      /* system calls it made for us */
-	int regions;                    /* madvise form: regions advised; prctl form: secret-like kept out */
-	unsigned long long bytes;       /* their size */
+	int regions;                    /* as read back: madvise form, regions advised (made unmergeable);
+					 * prctl form, secret-like kept out (unmerged before the flag went) */
+	unsigned long long bytes;       /* their size, as read back */
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
 	bool gone;                      /* it ended during the attach */
+	bool died_in_call;              /* in (or of) a call made for us: a refusal */
 };
 
 /* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
 bool target_kernel_has_prctl(void);
+
+/* R refused: the kernel would not let us trace it; the reason and the fix. */
+void target_not_permitted(struct target_result *r);
 
 /* Does as PLAN says in process PID; never fails without filling *R. */
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r);

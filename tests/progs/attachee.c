@@ -12,8 +12,14 @@
  *   --regions=N      first map N separate one-page regions (many calls for
  *                    the madvise form: many stops)
  *   --name=TEXT      its name (comm), as a hostile program may choose it
+ *   --remerge=prctl|madvise  a thread that switches KSM back on without
+ *                    end: the process-wide flag, or MADV_MERGEABLE on the
+ *                    --dup memory (a detach's call is undone at once)
  *   --seccomp=errno|kill  first install a seccomp filter that answers
  *                    prctl and madvise with EPERM, or kills the process
+ *   --seccomp=shift  first install a filter that kills the process for
+ *                    prctl, found through a shift by X = 32 (which the
+ *                    kernel masks to 0: `A << (32 & 31)` is A)
  * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
 #include <errno.h>
@@ -34,6 +40,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 #ifndef PR_GET_MEMORY_MERGE
 #define PR_GET_MEMORY_MERGE 68
 #endif
@@ -229,11 +238,14 @@ static void test_threads(void)
 		pthread_join(t[i], NULL);
 }
 
+static unsigned char *dup_mem;
+static size_t dup_len;
+
 static void fill_duplicates(long mib)
 {
 	size_t len = (size_t)mib << 20;
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *p = dup_mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED) {
 		perror("attachee: mmap");
@@ -241,6 +253,19 @@ static void fill_duplicates(long mib)
 	}
 	for (size_t off = 0; off < len; off += (size_t)page)
 		memset(p + off, 0x5a + (int)(off / (size_t)page % 4), (size_t)page);
+	dup_len = len;
+}
+
+/* --remerge: KSM switched back on as fast as it can, until the end. */
+static void *remerge(void *how)
+{
+	for (;;) {
+		if (!strcmp(how, "prctl"))
+			prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0);
+		else if (dup_mem)
+			madvise(dup_mem, dup_len, MADV_MERGEABLE);
+	}
+	return NULL;
 }
 
 /* N one-page regions with a hole after each, so that each is a call of its own. */
@@ -268,6 +293,16 @@ static void install_seccomp(const char *how)
 	exit(2);
 }
 #else
+/* ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS (the audit's filter). */
+static const struct sock_filter shift_filter[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 32),
+	BPF_STMT(BPF_ALU | BPF_LSH | BPF_X, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+};
+
 static void install_seccomp(const char *how)
 {
 	unsigned int action = !strcmp(how, "kill") ? SECCOMP_RET_KILL_PROCESS : SECCOMP_RET_ERRNO | EPERM;
@@ -280,6 +315,9 @@ static void install_seccomp(const char *how)
 	};
 	struct sock_fprog prog = { sizeof f / sizeof f[0], f };
 
+	if (!strcmp(how, "shift"))
+		prog = (struct sock_fprog){ sizeof shift_filter / sizeof shift_filter[0],
+					    (struct sock_filter *)shift_filter };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
 		perror("attachee: seccomp");
 		exit(2);
@@ -301,9 +339,14 @@ int main(int argc, char **argv)
 			prctl(PR_SET_NAME, argv[i] + 7, 0, 0, 0);
 		else if (!strncmp(argv[i], "--seccomp=", 10))
 			seccomp_how = argv[i] + 10;
+		else if (!strncmp(argv[i], "--remerge=", 10)) {
+			pthread_t t;
+
+			pthread_create(&t, NULL, remerge, argv[i] + 10);
+		}
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];

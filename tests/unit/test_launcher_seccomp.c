@@ -93,6 +93,46 @@ static void test_registers(void)
 	CHECK(run(f, N(f), &madv) == (SECCOMP_RET_ERRNO | SYS_madvise));
 }
 
+/*
+ * Shifts by X use X & 31 and a division by X = 0 ends the program with 0,
+ * as the kernel runs them: the audit's `ldx #32; A <<= X; jeq prctl ->
+ * KILL_PROCESS` kills for prctl (a judge that made A << 32 zero allowed it).
+ */
+static void test_kernel_arithmetic(void)
+{
+	struct sock_filter shift[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 32),
+		BPF_STMT(BPF_ALU | BPF_LSH | BPF_X, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter rshift_33[] = {
+		BPF_STMT(BPF_LD | BPF_IMM, 0x80),
+		BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 33),
+		BPF_STMT(BPF_ALU | BPF_RSH | BPF_X, 0),
+		BPF_STMT(BPF_ALU | BPF_OR | BPF_K, SECCOMP_RET_ERRNO),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_filter div_by_x_zero[] = {
+		BPF_STMT(BPF_LD | BPF_IMM, 7),
+		BPF_STMT(BPF_LDX | BPF_W | BPF_IMM, 0),
+		BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter const_shift_32[] = {
+		BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 32),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+
+	CHECK(run(shift, N(shift), &prctl_on) == SECCOMP_RET_KILL_PROCESS);
+	CHECK(run(shift, N(shift), &madv) == SECCOMP_RET_ALLOW);
+	CHECK(run(rshift_33, N(rshift_33), &madv) == (SECCOMP_RET_ERRNO | 0x40));
+	CHECK(run(div_by_x_zero, N(div_by_x_zero), &madv) == SECCOMP_RET_KILL_THREAD);
+	CHECK(run(const_shift_32, N(const_shift_32), &madv) < 0);      /* the kernel refuses it */
+}
+
 /* What the kernel would not have installed is never taken for "allow". */
 static void test_invalid(void)
 {
@@ -154,6 +194,7 @@ int main(void)
 	test_policy();
 	test_arguments();
 	test_registers();
+	test_kernel_arithmetic();
 	test_invalid();
 	test_precedence();
 	printf("unit: %d passed, %d failed\n", passed, failed);

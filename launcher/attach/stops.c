@@ -1,0 +1,488 @@
+/*
+ * stops.c: the calls of one target over short stops (stops.h).
+ *
+ * A stop freezes the thread that runs our calls, and an event loop with
+ * it: unmerging hundreds of MiB inside one prctl(PR_SET_MEMORY_MERGE, 0)
+ * stopped redis 156 ms.  So every stop has a budget (10 ms by default):
+ * the merged memory is unmerged with MADV_UNMERGEABLE in chunks whose cost
+ * is predicted from the time measured per MiB so far, as many as fit in
+ * the stop; the target then runs for at least as long as it was stopped,
+ * and the next stop goes on where this one ended.  The process-wide flag
+ * is cleared last, when nothing merged is left for it to unmerge.
+ * Enabling sets the flag and keeps the secret-like regions out in one stop
+ * (split, ksmd could merge a secret in between); a selection is advised
+ * over as many stops as the budget needs.
+ *
+ * In every stop /proc/PID/maps is read once more, and a region is acted on
+ * only if it is still the one judged (the same class and name over the
+ * part not done yet): another thread may have unmapped it meanwhile.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/inject.h"
+#include "attach/seccomp.h"
+#include "attach/stops.h"
+#include "common/files.h"
+#include "common/procfs.h"
+#include "kernel_abi.h"
+#include "ksmstat.h"
+
+#define AUDIT_ARCH_X86_64 0xc000003eU
+#define MAPS_BUF (1 << 20)
+#define FIRST_CHUNK (2UL << 20)         /* merged bytes unmerged before anything is measured */
+#define LET_GO_S 0.001                  /* what putting it back costs, about (a loaded host: more) */
+#define WALK_WEIGHT 16                  /* an unmerged page costs about 1/16 of a merged one */
+
+struct engine {
+	pid_t pid;
+	const struct target_plan *plan;
+	struct plan_state *ps;
+	struct target_result *r;
+	struct inject in;
+	struct seccomp_filters sf;
+	double budget, t0;              /* this stop's start */
+	int next;                       /* the first range not done */
+	unsigned long at;               /* where in it the work goes on (its start: not begun) */
+	bool *still;                    /* per range, in this stop: still the region judged */
+	double s_per_unit, s_per_call;  /* measured: unmerging, and a call that unmerges nothing */
+	double s_call_min;              /* the quickest call: what any call costs */
+	unsigned long last_chunk;
+	bool flag_done;                 /* the prctl, for the process-wide form */
+};
+
+unsigned long long region_ident(const struct region *g)
+{
+	unsigned long long h = 1469598103934665603ULL ^ (unsigned)g->cls;
+
+	for (size_t i = 0; g->name && i < (g->cls == REGION_FILE ? strlen(g->name) : g->name_len); i++)
+		h = (h ^ (unsigned char)g->name[i]) * 1099511628211ULL;
+	return h;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void fail(struct target_result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->outcome = TARGET_REFUSED;
+	va_start(ap, fmt);
+	vsnprintf(r->why, sizeof r->why, fmt, ap);
+	va_end(ap);
+}
+
+static unsigned long range_from(const struct engine *e, int i)
+{
+	return i == e->next && e->at > e->ps->r[i].start ? e->at : e->ps->r[i].start;
+}
+
+/* In the stop: which of the ranges not done are still as judged (maps and ranges both ascend). */
+struct recheck {
+	struct engine *e;
+	unsigned long *covered;
+	int j;
+};
+
+static int recheck_region(const struct region *g, void *arg)
+{
+	struct recheck *rc = arg;
+	struct plan_state *ps = rc->e->ps;
+
+	while (rc->j < ps->n && ps->r[rc->j].end <= g->start)
+		rc->j++;
+	for (int k = rc->j; k < ps->n && ps->r[k].start < g->end; k++) {
+		unsigned long s = range_from(rc->e, k) > g->start ? range_from(rc->e, k) : g->start;
+		unsigned long t = ps->r[k].end < g->end ? ps->r[k].end : g->end;
+
+		if (s >= t)
+			continue;
+		if (region_ident(g) != ps->r[k].ident)
+			rc->e->still[k] = false;        /* something else is there now */
+		else
+			rc->covered[k] += t - s;
+	}
+	return 0;
+}
+
+static void recheck(struct engine *e)
+{
+	struct plan_state *ps = e->ps;
+	struct recheck rc = { e, NULL, e->next };
+	char path[64], *buf;
+
+	if (e->next >= ps->n)
+		return;                 /* nothing left to act on: no maps to read in the stop */
+	buf = malloc(MAPS_BUF);
+	for (int k = e->next; k < ps->n; k++)
+		e->still[k] = true;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)e->pid);
+	rc.covered = calloc((size_t)ps->n + 1, sizeof *rc.covered);
+	if (!rc.covered || !buf || maps_for_each(path, buf, MAPS_BUF, recheck_region, &rc) < 0) {
+		for (int k = e->next; k < ps->n; k++)
+			e->still[k] = false;     /* unknown: nothing is touched */
+	} else {
+		for (int k = e->next; k < ps->n; k++)
+			e->still[k] &= rc.covered[k] == ps->r[k].end - range_from(e, k);
+	}
+	free(buf);
+	free(rc.covered);
+}
+
+/* Is SIGSYS pending for thread TID, a seccomp filter's answer to the call just made? */
+static bool sigsys_pending(pid_t tid)
+{
+	char path[64], text[4096], *p;
+	unsigned long long pending = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (read_text(path, text, sizeof text))
+		return true;            /* gone, or unknown: not a success */
+	if ((p = strstr(text, "\nSigPnd:")))
+		pending |= strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nShdPnd:")))
+		pending |= strtoull(p + 8, NULL, 16);
+	return pending & (1ULL << (SIGSYS - 1));
+}
+
+/*
+ * One call in the stopped thread, if its seccomp policy lets it through.
+ * A filter that answers it with TRAP or KILL all the same (the judge was
+ * wrong) leaves SIGSYS pending, to be delivered when the thread goes on:
+ * that, or its death in the call, is a refusal, never a success.
+ * 0 with *RES; else -errno with the reason in R.
+ */
+static int call(struct engine *e, long nr, const long a[6], const char *name, long *res)
+{
+	struct target_result *r = e->r;
+	struct seccomp_call sc = { (int32_t)nr, AUDIT_ARCH_X86_64, e->in.insn + 2, { 0 } };
+	int err;
+
+	for (int i = 0; i < 6; i++)
+		sc.args[i] = (uint64_t)a[i];
+	if (seccomp_allows(&e->sf, &sc, name, r->why, sizeof r->why)) {
+		r->outcome = TARGET_REFUSED;
+		return -EPERM;
+	}
+	r->calls++;
+	err = inject_syscall(&e->in, nr, a, res, r->why, sizeof r->why);
+	if (err == -ESRCH) {
+		snprintf(r->why, sizeof r->why, "it died during the call: %s", name);
+		r->died_in_call = true;
+	} else if (!err && sigsys_pending(e->in.tid)) {
+		snprintf(r->why, sizeof r->why, "it died during the call: its seccomp filter answered %s "
+			 "with SIGSYS (TRAP or KILL), which ksm-run's judge did not foresee", name);
+		r->died_in_call = true;
+		err = -EPERM;
+	}
+	if (err)
+		r->outcome = TARGET_REFUSED;
+	return err;
+}
+
+static int set_flag(struct engine *e, bool on)
+{
+	long a[6] = { PR_SET_MEMORY_MERGE, on, 0, 0, 0, 0 }, res = 0;
+	int err = call(e, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res);
+
+	if (!err && res < 0) {
+		fail(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", strerror((int)-res));
+		err = (int)res;
+	}
+	e->flag_done = !err;
+	return err;
+}
+
+static int advise(struct engine *e, unsigned long start, unsigned long len, int advice)
+{
+	long a[6] = { (long)start, (long)len, advice, 0, 0, 0 }, res = 0;
+	int err = call(e, SYS_madvise, a, advice == MADV_MERGEABLE ? "madvise(MADV_MERGEABLE)" :
+		       "madvise(MADV_UNMERGEABLE)", &res);
+
+	/* ENOMEM: a gap in the range; the mapped parts were advised. */
+	if (!err && res < 0 && res != -ENOMEM) {
+		fail(e->r, "madvise failed in it: %s", strerror((int)-res));
+		err = (int)res;
+	}
+	return err;
+}
+
+/* What unmerging a byte of range I costs, in units (a merged byte is 1). */
+static double density(const struct range *g)
+{
+	double size = (double)(g->end - g->start);
+
+	return (g->ksm_kb >= 0 ? (double)g->ksm_kb * 1024 / size : 1.0) + 1.0 / WALK_WEIGHT;
+}
+
+/* The bytes of range I to unmerge now, with LEFT seconds of the stop left. */
+static unsigned long chunk_for(struct engine *e, const struct range *g, unsigned long from, double left)
+{
+	unsigned long page = (unsigned long)sysconf(_SC_PAGESIZE), chunk;
+
+	if (e->s_per_unit <= 0) {
+		chunk = (unsigned long)(FIRST_CHUNK / density(g));
+	} else {
+		chunk = (unsigned long)(left * 0.5 / e->s_per_unit / density(g));
+		if (e->last_chunk && chunk > 4 * e->last_chunk)
+			chunk = 4 * e->last_chunk;      /* grow step by step: the next region may be denser */
+	}
+	chunk -= chunk % page;
+	if (chunk < page)
+		chunk = page;
+	return chunk < g->end - from ? chunk : g->end - from;
+}
+
+static void learn(double *rate, double sample)
+{
+	*rate = *rate <= 0 || sample > *rate ? sample : (*rate + sample) / 2;
+}
+
+/*
+ * The ranges from where the last stop ended, while the budget lasts (at
+ * least one call per stop, so that every stop makes progress).  UNMERGE:
+ * chunked by cost; else regions that touch are one call.  ALL: no budget.
+ */
+static int advance(struct engine *e, int advice, bool all)
+{
+	struct plan_state *ps = e->ps;
+	int calls = 0, err;
+
+	recheck(e);
+	while (e->next < ps->n) {
+		struct range *g = &ps->r[e->next];
+		unsigned long from = range_from(e, e->next), to;
+		double left = e->budget - (now_s() - e->t0) - LET_GO_S, predicted, t;
+		int last = e->next;
+
+		if (!e->still[e->next]) {
+			e->next++;
+			continue;
+		}
+		if (advice == MADV_UNMERGEABLE && g->ksm_kb != 0) {
+			to = from + chunk_for(e, g, from, left);
+			predicted = e->s_per_call + e->s_per_unit * (double)(to - from) * density(g);
+		} else {
+			/* Nothing merged in it (or advising): cheap, one call for regions that touch. */
+			while (last + 1 < ps->n && e->still[last + 1] && ps->r[last + 1].start == ps->r[last].end &&
+			       (advice == MADV_MERGEABLE || ps->r[last + 1].ksm_kb == 0))
+				last++;
+			to = ps->r[last].end;
+			predicted = e->s_per_call;
+		}
+		if (calls && !all && predicted > left)
+			break;
+		t = now_s();
+		if ((err = advise(e, from, to - from, advice)))
+			return err;
+		t = now_s() - t;
+		calls++;
+		for (int k = e->next; k <= last; k++)
+			ps->r[k].called = true;
+		if (advice == MADV_UNMERGEABLE && g->ksm_kb != 0) {
+			/* The call's own cost (its least seen) apart, the rest is per unit unmerged. */
+			double fixed = e->s_call_min < t ? e->s_call_min : t / 2;
+
+			learn(&e->s_per_unit, (t - fixed) / ((double)(to - from) * density(g)));
+			e->last_chunk = to - from;
+		} else {
+			learn(&e->s_per_call, t);
+		}
+		if (e->s_call_min <= 0 || t < e->s_call_min)
+			e->s_call_min = t;
+		e->at = to;
+		if (to == ps->r[last].end) {
+			e->next = last + 1;
+			e->at = 0;
+		}
+	}
+	return 0;
+}
+
+/* Prctl form, enabling: the flag, and the secret-like regions out again, in one stop. */
+static int enable_process_wide(struct engine *e)
+{
+	int err;
+
+	if ((err = set_flag(e, true)))
+		return err;
+	if ((err = advance(e, MADV_UNMERGEABLE, true))) {
+		long off[6] = { PR_SET_MEMORY_MERGE, 0, 0, 0, 0, 0 }, res;
+		char was[sizeof e->r->why];
+
+		snprintf(was, sizeof was, "%s", e->r->why);
+		if (!e->r->died_in_call)
+			call(e, SYS_prctl, off, "prctl(PR_SET_MEMORY_MERGE)", &res);
+		fail(e->r, "its secret-like memory could not be kept out (%.160s): the process-wide flag "
+		     "was switched off again", was);
+	}
+	return err;
+}
+
+/* The work of one stop. */
+static int one_stop(struct engine *e)
+{
+	const struct target_plan *p = e->plan;
+	int err, calls_before = e->r->calls;
+
+	if (p->process_wide && !p->disable)
+		return enable_process_wide(e);
+	if ((err = advance(e, p->disable ? MADV_UNMERGEABLE : MADV_MERGEABLE, false)))
+		return err;
+	/*
+	 * The flag last, when the budget allows (always in a stop of its own):
+	 * all it has left to unmerge is what merged since.
+	 */
+	if (p->process_wide && e->next == e->ps->n &&
+	    (e->r->calls == calls_before || now_s() - e->t0 < e->budget / 2))
+		return set_flag(e, false);
+	return 0;
+}
+
+static bool work_left(const struct engine *e)
+{
+	return e->plan->process_wide ? !e->flag_done : e->next < e->ps->n;
+}
+
+/* It died under us (killed, or another thread ended it): a clean refusal. */
+static void ended(struct target_result *r)
+{
+	if (!r->died_in_call)   /* the call's own reason stands */
+		fail(r, "it ended during the attach");
+	r->outcome = TARGET_REFUSED;
+	r->gone = true;
+}
+
+void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r)
+{
+	struct engine e = { .pid = pid, .plan = plan, .ps = ps, .r = r };
+	int err;
+
+	e.budget = plan->stop_budget_s > 0 ? plan->stop_budget_s : STOP_BUDGET_DEFAULT_S;
+	if (!(e.still = calloc((size_t)ps->n + 1, sizeof *e.still))) {
+		fail(r, "out of memory");
+		return;
+	}
+	r->outcome = TARGET_DONE;
+	while (work_left(&e)) {
+		double stop;
+
+		if (r->stops) {         /* it runs between the stops, at least as long as it was stopped */
+			double pause = r->longest_stop_s > 0.001 ? r->longest_stop_s : 0.001;
+
+			nanosleep(&(struct timespec){ 0, (long)(pause * 1e9) }, NULL);
+		}
+		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
+			r->outcome = TARGET_REFUSED;
+			if (err == -EPERM)
+				target_not_permitted(r);
+			else if (err == -ESRCH || !proc_running(pid))
+				ended(r);
+			break;
+		}
+		e.t0 = e.in.t_stop;      /* the seize and the interrupt count too */
+		seccomp_load(e.in.tid, &e.sf);
+		one_stop(&e);
+		seccomp_free(&e.sf);
+		err = inject_end(&e.in);
+		stop = inject_stopped_for(&e.in);
+		r->stopped_s += stop;
+		if (stop > r->longest_stop_s)
+			r->longest_stop_s = stop;
+		r->stops++;
+		r->restarted |= e.in.restarted;
+		if (err == -ESRCH || (r->outcome == TARGET_REFUSED && !proc_running(pid)))
+			ended(r);
+		else if (err && r->outcome != TARGET_REFUSED)
+			fail(r, "it could not be let go cleanly: %s", strerror(-err));
+		if (r->outcome == TARGET_REFUSED)
+			break;
+	}
+	free(e.still);
+}
+
+/* After the stops: what the ranges acted on read now (smaps VmFlags). */
+struct readback {
+	struct plan_state *ps;
+	int want_mg;                    /* the mg the calls should have left: 1 or 0 */
+	unsigned long *covered;
+	bool *wrong;
+	int j;
+};
+
+static int read_back_region(const struct region *g, void *arg)
+{
+	struct readback *rb = arg;
+	struct range *r = rb->ps->r;
+
+	while (rb->j < rb->ps->n && r[rb->j].end <= g->start)
+		rb->j++;
+	for (int k = rb->j; k < rb->ps->n && r[k].start < g->end; k++) {
+		unsigned long s = r[k].start > g->start ? r[k].start : g->start;
+		unsigned long t = r[k].end < g->end ? r[k].end : g->end;
+
+		if (s >= t || !r[k].called || region_ident(g) != r[k].ident)
+			continue;               /* not ours, or something else is there now */
+		rb->covered[k] += t - s;
+		if (g->mergeable >= 0 && g->mergeable != rb->want_mg)
+			rb->wrong[k] = true;
+	}
+	return 0;
+}
+
+void stops_read_back(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r)
+{
+	struct readback rb = { ps, !plan->process_wide && !plan->disable, NULL, NULL, 0 };
+	struct ksmenable_stat st;
+	char path[64], *buf = NULL;
+	int wrong = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	if (ksm_stat_parse(path, &st) == 0) {
+		r->merge_any = st.merge_any;
+		r->mergeable = st.mergeable;
+	}
+	if (r->outcome != TARGET_DONE)
+		return;
+	if (plan->process_wide && r->merge_any >= 0 && r->merge_any != !plan->disable) {
+		fail(r, "the call returned success, yet ksm_merge_any reads %s afterwards: something in it "
+		     "(another thread?) switched it back", r->merge_any ? "yes" : "no");
+		return;
+	}
+	r->regions = 0;
+	r->bytes = 0;
+	if (!ps->n)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	if (!(rb.covered = calloc((size_t)ps->n, sizeof *rb.covered)) || !(rb.wrong = calloc((size_t)ps->n, 1)) ||
+	    !(buf = malloc(MAPS_BUF)) || maps_for_each(path, buf, MAPS_BUF, read_back_region, &rb) < 0) {
+		fail(r, "its regions could not be read back after the calls: %s", proc_running(pid) ?
+		     "out of memory or smaps unreadable" : "it has ended");
+		goto out;
+	}
+	for (int k = 0; k < ps->n; k++) {
+		if (!ps->r[k].called || !rb.covered[k])
+			continue;               /* unmapped since: nothing to say of it */
+		if (rb.wrong[k]) {
+			wrong++;
+			continue;
+		}
+		r->regions++;
+		r->bytes += rb.covered[k];
+	}
+	if (wrong)
+		fail(r, "%d of the regions acted on read back %s afterwards (VmFlags): something in it "
+		     "(another thread?) advised them back", wrong, rb.want_mg ? "not mergeable" : "still mergeable");
+out:
+	free(buf);
+	free(rb.covered);
+	free(rb.wrong);
+}
