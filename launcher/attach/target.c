@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "attach/inject.h"
+#include "attach/restart.h"
 #include "attach/seccomp.h"
 #include "attach/target.h"
 #include "common/files.h"
@@ -290,6 +291,18 @@ static void keep_unchanged(pid_t pid, struct batch *ps)
 	free(rc.still);
 }
 
+/* Does its ksm_stat say the process-wide flag is WANT?  1 yes, 0 no, -1 unknown. */
+static int merge_flag_is(pid_t pid, int want)
+{
+	char path[64];
+	struct ksmenable_stat st;
+
+	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	if (ksm_stat_parse(path, &st) || st.merge_any < 0)
+		return -1;
+	return st.merge_any == want;
+}
+
 /* One call in the stopped thread, if its seccomp policy lets it through. */
 static int call(struct inject *in, const struct seccomp_filters *sf, long nr, const long a[6],
 		const char *name, long *res, struct target_result *r)
@@ -321,11 +334,14 @@ static void make_calls(struct inject *in, const struct target_plan *plan, bool w
 	if (with_prctl) {
 		long a[6] = { PR_SET_MEMORY_MERGE, plan->disable ? 0 : 1, 0, 0, 0, 0 };
 
-		if (call(in, &sf, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res, r))
-			goto refused;
-		if (res < 0) {
-			refuse(r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", strerror((int)-res));
-			goto out;
+		/* Until its ksm_stat agrees: a detach is done when the flag reads off. */
+		for (int tries = 0; tries == 0 || (tries < 3 && merge_flag_is(r->pid, !plan->disable) == 0); tries++) {
+			if (call(in, &sf, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res, r))
+				goto refused;
+			if (res < 0) {
+				refuse(r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", restart_strerror(res));
+				goto out;
+			}
 		}
 	}
 	if (plan->process_wide)
@@ -339,7 +355,7 @@ static void make_calls(struct inject *in, const struct target_plan *plan, bool w
 			       "madvise(MADV_UNMERGEABLE)", &res, r);
 
 		if (!err && res < 0 && res != -ENOMEM) {
-			snprintf(r->why, sizeof r->why, "madvise failed in it: %s", strerror((int)-res));
+			snprintf(r->why, sizeof r->why, "madvise failed in it: %s", restart_strerror(res));
 			err = (int)res;
 		}
 		if (err && plan->process_wide) {

@@ -14,6 +14,8 @@
  *   --name=TEXT      its name (comm), as a hostile program may choose it
  *   --seccomp=errno|kill  first install a seccomp filter that answers
  *                    prctl and madvise with EPERM, or kills the process
+ *   --itimer=US      a SIGALRM every US microseconds, to a handler with
+ *                    SA_RESTART (a call made for ksm-run gets interrupted)
  * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
 #include <errno.h>
@@ -31,6 +33,8 @@
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -260,6 +264,24 @@ static void map_regions(long n)
 			p[i * page] = 1;
 }
 
+static void tick(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM every US microseconds to a handler that restarts what it interrupts. */
+static void start_ticks(long us)
+{
+	struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART };
+	struct itimerval it = { { us / 1000000, us % 1000000 }, { us / 1000000, us % 1000000 } };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL)) {
+		perror("attachee: itimer");
+		exit(2);
+	}
+}
+
 /* prctl and madvise answered with EPERM, or the process killed for them. */
 #ifndef HAVE_SECCOMP_HEADERS
 static void install_seccomp(const char *how)
@@ -301,9 +323,11 @@ int main(int argc, char **argv)
 			prctl(PR_SET_NAME, argv[i] + 7, 0, 0, 0);
 		else if (!strncmp(argv[i], "--seccomp=", 10))
 			seccomp_how = argv[i] + 10;
+		else if (!strncmp(argv[i], "--itimer=", 9))
+			start_ticks(atol(argv[i] + 9));
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill] [--itimer=US] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];
