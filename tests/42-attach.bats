@@ -312,6 +312,47 @@ undone_detaches() {
 	[ "$(wc -l <"$out")" = 2 ]
 }
 
+@test "ksm-run killed at random moments of --attach and --detach: 100 kills, no self-checking target harmed" {
+	# tests/bench/attach-kill-soak (1,000 kills under make bench): half the
+	# kills at a random time, half while ksm-run pauses with its call's
+	# registers in the target (KSM_RUN_TEST_INJECT_PAUSE_MS), counted, so
+	# that the test cannot pass without killing it there.
+	run -0 env KSMENABLE_BUILD="$BUILD" KSM_RUN="$KSM_RUN" SOAK_TARGETS=3 SOAK_LOAD=1 "$BATS_TEST_DIRNAME/bench/attach-kill-soak" 100
+	echo "$output"
+	[[ $output == *"harmed=0 in_window="* ]]
+	[[ $output != *"in_window=0 "* ]]
+}
+
+@test "each call of signal(7)'s EINTR-after-stop list, blocked with a timeout: attached to and detached, it never sees EINTR" {
+	local m p pids=()
+	local modes=(recv recvfrom recvmsg recvmmsg accept send sendto sendmsg sendmmsg connect
+		epoll_wait epoll_pwait io_getevents semop semtimedop sigtimedwait sigwaitinfo msgrcv)
+	for m in "${modes[@]}"; do
+		start_workload "$m" -- "$PROGS/eintrcall" "$m" 5
+		pids+=("$(wl_pid "$m")")
+	done
+	for p in "${pids[@]}"; do wait_until 5 asleep "$p"; done
+	run -0 "$KSM_RUN" --attach="$(IFS=,; echo "${pids[*]}")" --no-wait
+	run -0 "$KSM_RUN" --detach="$(IFS=,; echo "${pids[*]}")"
+	for m in "${modes[@]}"; do
+		wait_workload "$m"
+		[ "$(wl_status "$m")" = 0 ] || { echo "$m: $(cat "$(wl_err "$m")")" >&2; return 1; }
+		grep -qx "ok $m" "$(wl_out "$m")"
+	done
+}
+
+@test "--detach while a 1 ms timer signal interrupts the unmerging: the call is run again, disabled, no kernel errno shown" {
+	fast_ksm
+	start_workload -- "$(attachee)" --dup=48 --itimer=1000 compute 15
+	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
+	wait_until 30 merging_at_least "$WL_PID" $((48 * 1024 * 1024 / $(getconf PAGESIZE) * 9 / 10))
+	run -0 "$KSM_RUN" --detach="$WL_PID" --json
+	[[ $output != *"Unknown error"* ]]
+	jq -e '.targets[0].result == "disabled" and .targets[0].ksm_merge_any == false' <<<"$output"
+	merge_any_is "$WL_PID" no
+	finish_attachee
+}
+
 @test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
 	stage_for_nobody
 	start_workload -- "$(attachee)" sleep 2

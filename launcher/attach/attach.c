@@ -12,6 +12,7 @@
  * still on in them).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,29 @@ static int stop_pending(void)
 	return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM : 0;
 }
 
+/*
+ * The OOM killer's score of ksm-run while it handles targets: -1000 (never
+ * chosen) when it may lower it (root).  A killed ksm-run no longer harms a
+ * target (inject.c), but a stopped target then waits no longer.  OLD gets
+ * the score before, to be put back with oom_score_set(OLD, NULL).
+ */
+static void oom_score_set(const char *score, char *old, size_t oldlen)
+{
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	if (old && (n = read(fd, old, oldlen - 1)) > 0)
+		old[n] = 0;
+	else if (old)
+		snprintf(old, oldlen, "0");
+	if (pwrite(fd, score, strlen(score), 0) < 0) {
+		/* not permitted: it keeps its score */
+	}
+	close(fd);
+}
+
 /* Each target in turn, with ksm-run's signals held while it is stopped. */
 static void handle_targets(struct attach_run *a, const struct target_plan *p)
 {
@@ -155,8 +179,11 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 
 	a->res = xcalloc(a->targets.n, sizeof *a->res);
 	a->handled = xcalloc(a->targets.n, sizeof *a->handled);
+	char oom_was[16];
+
 	sigfillset(&all);
 	sigdelset(&all, SIGALRM);       /* inject.c's bound on a wait for a stop */
+	oom_score_set("-1000", oom_was, sizeof oom_was);
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 		size_t len = strlen(a->list);
@@ -181,6 +208,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 			break;
 		}
 	}
+	oom_score_set(oom_was, NULL, 0);
 	if (a->o->json)
 		print_json(a, p);
 	fflush(stdout);

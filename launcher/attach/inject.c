@@ -7,28 +7,34 @@
  *     user space.  A call it was blocked in has been interrupted and holds
  *     its restart code (-ERESTARTSYS, ...) in the result register; nothing
  *     has restarted it yet.  Signals that arrive are delivered as they come.
- *  2. Its registers are saved; it is pointed at a `syscall` instruction
- *     already mapped (the one it was blocked at, or one in the vDSO or a
- *     library: any 0f 05 in executable memory will do), with our call's
- *     number and arguments and no system call of its own in progress
- *     (orig_rax -1, so the kernel restarts nothing of ours), and run to the
- *     call's exit stop with PTRACE_SYSCALL.
- *  3. Its registers are put back exactly, and it is stopped once more by
- *     PTRACE_INTERRUPT on its way out of that call: that stop is again in
- *     the signal path, so when it is let go the kernel itself restarts the
+ *  2. Its registers are saved.  For each call, the registers it would
+ *     resume with (the kernel's restart applied) are written where the
+ *     code of trampoline.c restores them from, and it is pointed at that
+ *     code's `syscall` instruction with our call's number and arguments
+ *     and no system call of its own in progress (orig_rax -1, so that the
+ *     kernel restarts nothing of ours), and run to the call's exit stop
+ *     with PTRACE_SYSCALL.  The next call starts from that exit stop.
+ *  3. After the last call, it is stopped once more by PTRACE_INTERRUPT on
+ *     its way out, in the signal path, and only there are its own registers
+ *     put back exactly: when it is let go the kernel itself restarts the
  *     interrupted call (or delivers a signal that came, with the right
  *     restart rules), just as after any stop of a debugger.  Restoring at
  *     the exit stop and letting go from there would hand it -ERESTARTSYS.
+ * Should ksm-run die at any moment in between (SIGKILL, the OOM killer),
+ * the kernel lets the thread go with the registers it has: ours, from
+ * step 2 to step 3.  It then finishes our call and runs the trampoline's
+ * restore, so it goes on where it was, as if ksm-run had let it go.
  * Some calls the kernel does not restart after a stop: epoll_wait and its
- * kin, semop, sigtimedwait fail with EINTR after any stop, even with no
- * signal handler (signal(7)).  Such a call that was interrupted by the stop
- * alone (no signal pending for it) is restarted here instead, from its
- * `syscall` instruction with its arguments, which the kernel keeps in
- * place: the program never sees that EINTR (a timeout of its own starts
- * again, so it can only end later).
+ * kin, semop, sigtimedwait, socket calls with a timeout, io_getevents fail
+ * with EINTR after any stop, even with no signal handler (signal(7)).  Such
+ * a call that was interrupted by the stop alone (no signal pending for it)
+ * is restarted here instead, from its `syscall` instruction with its
+ * arguments, which the kernel keeps in place: the program never sees that
+ * EINTR (a timeout of its own starts again, so it can only end later).
  * A signal that arrives while our registers are in place is not delivered
  * on them: its registers go back first, then it is delivered, and the call
- * is tried again from a fresh stop.
+ * is tried again from a fresh stop.  Our own call interrupted by a signal
+ * (-ERESTARTSYS at its exit) is run again in the same way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,9 +46,12 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/inject.h"
+#include "attach/restart.h"
+#include "attach/trampoline.h"
 #include "common/files.h"
 
 #if defined(__x86_64__)
@@ -51,6 +60,7 @@
 #define USER_CS_64 0x33          /* the code segment of 64-bit user space */
 #define SYSCALL_INSN "\x0f\x05"
 #define MAX_RETRIES 8            /* signals that come in the way of one call */
+#define MAX_RESTARTS 1000        /* our call interrupted by signals: each run goes further */
 #define STOP_TIMEOUT_S 5.0
 
 _Static_assert(sizeof(struct user_regs_struct) <= sizeof(((struct inject *)0)->saved),
@@ -115,6 +125,24 @@ static enum stop_kind wait_stop(struct inject *in, int *sig)
 	return in->last_stop;
 }
 
+static int set_regs(struct inject *in, const struct user_regs_struct *r)
+{
+	return ptrace(PTRACE_SETREGS, in->tid, 0, (void *)r) ? -errno : 0;
+}
+
+/* Its own registers back in place (they are, unless a call of ours is in it). */
+static int own_regs_back(struct inject *in)
+{
+	int err;
+
+	if (!in->ours)
+		return 0;
+	if ((err = set_regs(in, saved_regs(in))))
+		return err;
+	in->ours = false;
+	return 0;
+}
+
 /* Resumes it with REQUEST (PTRACE_CONT, PTRACE_SYSCALL) and signal SIG. */
 static int resume(struct inject *in, int request, int sig)
 {
@@ -137,8 +165,9 @@ static int wait_trap(struct inject *in, char *why, size_t whylen)
 		case STOP_TRAP:
 			return 0;
 		case STOP_SIGNAL:
+			/* A signal is delivered on its own registers, never on ours. */
 			in->signals_passed++;
-			if ((err = resume(in, PTRACE_CONT, sig)))
+			if ((err = own_regs_back(in)) || (err = resume(in, PTRACE_CONT, sig)))
 				return err;
 			continue;
 		case STOP_GROUP:
@@ -176,41 +205,6 @@ static bool read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
-/* Calls that fail with EINTR after a stop though no handler runs (signal(7)). */
-static bool eintr_after_stop(long long nr)
-{
-	switch (nr) {
-	case SYS_epoll_wait:
-	case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-	case SYS_epoll_pwait2:
-#endif
-	case SYS_semop:
-	case SYS_semtimedop:
-	case SYS_rt_sigtimedwait:
-		return true;
-	}
-	return false;
-}
-
-/* Does a signal wait for the thread that it does not block? (/proc/TID/status) */
-static bool unblocked_signal_pending(pid_t tid)
-{
-	char path[64], text[4096], *p;
-	unsigned long long pnd = 0, shd = 0, blk = 0;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-	if (read_text(path, text, sizeof text))
-		return true;             /* unknown: as if one did */
-	if ((p = strstr(text, "\nSigPnd:")))
-		pnd = strtoull(p + 8, NULL, 16);
-	if ((p = strstr(text, "\nShdPnd:")))
-		shd = strtoull(p + 8, NULL, 16);
-	if ((p = strstr(text, "\nSigBlk:")))
-		blk = strtoull(p + 8, NULL, 16);
-	return ((pnd | shd) & ~blk) != 0;
-}
-
 /*
  * The registers to leave it with: its own, except that a call that the
  * stop alone made fail with EINTR goes back to its `syscall` instruction
@@ -218,19 +212,39 @@ static bool unblocked_signal_pending(pid_t tid)
  * The handler path cannot be mistaken for it: a handler's frame sets rax
  * to 0, and sigreturn sets orig_rax to -1.
  */
-static struct user_regs_struct regs_to_leave(struct inject *in)
+static struct user_regs_struct regs_to_leave(struct inject *in, bool *restarted)
 {
 	struct user_regs_struct r = *saved_regs(in);
 	unsigned char two[2];
 
-	if ((long long)r.orig_rax >= 0 && (long long)r.rax == -EINTR && eintr_after_stop((long long)r.orig_rax) &&
-	    in->last_stop != STOP_SIGNAL && !unblocked_signal_pending(in->tid) &&
+	*restarted = false;
+	if ((long long)r.orig_rax >= 0 && (long long)r.rax == -EINTR && restart_eintr_after_stop((long long)r.orig_rax) &&
+	    in->last_stop != STOP_SIGNAL && !restart_signal_pending(in->tid) &&
 	    read_mem(in->tid, r.rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2)) {
 		r.rax = r.orig_rax;
 		r.rip -= 2;
 		r.orig_rax = (unsigned long long)-1;
-		in->restarted = true;
+		*restarted = true;
 	}
+	return r;
+}
+
+/*
+ * The registers the thread would go on with if let go now with no signal
+ * to deliver: those it is to be left with, and the kernel's restart of an
+ * interrupted call applied (from the trampoline it returns to user space
+ * directly, where the kernel would have done that on its way out).
+ */
+static struct user_regs_struct resume_state(struct inject *in)
+{
+	bool restarted;
+	struct user_regs_struct r = regs_to_leave(in, &restarted);
+
+	if ((long long)r.orig_rax >= 0 && restart_code((long long)r.rax)) {
+		r.rax = (long long)r.rax == -RESTART_RESTARTBLOCK ? SYS_restart_syscall : r.orig_rax;
+		r.rip -= 2;
+	}
+	r.orig_rax = (unsigned long long)-1;
 	return r;
 }
 
@@ -239,66 +253,10 @@ static int get_regs(struct inject *in, struct user_regs_struct *r)
 	return ptrace(PTRACE_GETREGS, in->tid, 0, r) ? -errno : 0;
 }
 
-static int set_regs(struct inject *in, const struct user_regs_struct *r)
-{
-	return ptrace(PTRACE_SETREGS, in->tid, 0, (void *)r) ? -errno : 0;
-}
-
-/* The first 0f 05 in [LO, HI) of its memory, or 0. */
-static uint64_t find_insn_in(pid_t tid, uint64_t lo, uint64_t hi)
-{
-	static unsigned char buf[65536];
-
-	for (uint64_t a = lo; a + 1 < hi; a += sizeof buf - 1) {
-		size_t len = hi - a < sizeof buf ? (size_t)(hi - a) : sizeof buf;
-
-		if (!read_mem(tid, a, buf, len))
-			return 0;
-		for (size_t i = 0; i + 1 < len; i++)
-			if (buf[i] == 0x0f && buf[i + 1] == 0x05)
-				return a + i;
-	}
-	return 0;
-}
-
-/*
- * A `syscall` instruction in the thread's executable memory: where it is
- * blocked, if it is in a call; else in the vDSO, else in any executable
- * mapping.  0 when there is none.
- */
-static uint64_t find_syscall_insn(struct inject *in)
-{
-	struct user_regs_struct *r = saved_regs(in);
-	unsigned char two[2];
-	char path[64], line[512];
-	uint64_t found = 0;
-	FILE *f;
-
-	if (in->in_syscall && read_mem(in->tid, r->rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2))
-		return r->rip - 2;
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)in->tid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	for (int pass = 0; pass < 2 && !found; pass++) {
-		rewind(f);
-		while (!found && fgets(line, sizeof line, f)) {
-			unsigned long long lo, hi;
-			char perms[8];
-
-			if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 || perms[2] != 'x')
-				continue;
-			if (pass == 0 && !strstr(line, "[vdso]"))
-				continue;
-			found = find_insn_in(in->tid, lo, hi);
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
 {
-	struct user_regs_struct *r = saved_regs(in);
+	struct user_regs_struct *r = saved_regs(in), leave;
+	bool restarted;
 	int err;
 
 	memset(in, 0, sizeof *in);
@@ -330,8 +288,14 @@ int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
 		goto fail;
 	}
 	in->in_syscall = (long long)r->orig_rax >= 0;
-	if (!(in->insn = find_syscall_insn(in))) {
-		snprintf(why, whylen, "no system-call instruction found in its executable memory");
+	/*
+	 * A call that the stop alone failed with EINTR goes back to run again
+	 * now, not only at the end: let go early (ksm-run killed), it restarts
+	 * too.  A signal's delivery gets the EINTR back (own_regs_back).
+	 */
+	if ((leave = regs_to_leave(in, &restarted), restarted) && set_regs(in, &leave) == 0)
+		in->ours = true;
+	if (!(in->insn = trampoline_install(tid, why, whylen))) {
 		err = -ENOEXEC;
 		goto fail;
 	}
@@ -341,12 +305,20 @@ fail:
 	return err;
 }
 
-/* Points the thread at the instruction with call NR(ARGS) and runs it to its entry. */
+/*
+ * Points the thread at the trampoline with call NR(ARGS), the registers to
+ * go on with written for its restore, and runs it to the call's entry.
+ */
 static int start_call(struct inject *in, long nr, const long args[6])
 {
-	struct user_regs_struct r = *saved_regs(in);
+	struct user_regs_struct r = resume_state(in);
 	int err;
 
+	if (r.rsp != in->stack_checked && !trampoline_stack_ok(in->tid, r.rsp))
+		return -EFAULT;
+	in->stack_checked = r.rsp;
+	if (!(r.rsp = trampoline_arm(in->tid, in->insn, &r)))
+		return -EFAULT;
 	r.rip = in->insn;
 	r.rax = (unsigned long long)nr;
 	r.orig_rax = (unsigned long long)-1;
@@ -358,6 +330,7 @@ static int start_call(struct inject *in, long nr, const long args[6])
 	r.r9 = (unsigned long long)args[5];
 	if ((err = set_regs(in, &r)))
 		return err;
+	in->ours = true;
 	return resume(in, PTRACE_SYSCALL, 0);
 }
 
@@ -370,7 +343,7 @@ static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 {
 	int err;
 
-	if ((err = set_regs(in, saved_regs(in))))
+	if ((err = own_regs_back(in)))
 		return err;
 	in->signals_passed++;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
@@ -383,11 +356,31 @@ static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * A test's window: with KSM_RUN_TEST_INJECT_PAUSE_MS set, ksm-run pauses
+ * this long at each call's exit with our registers in the thread, and
+ * says so on stderr before and after, so that a test can kill it there
+ * and know that it did (tests/42-attach.bats).  It changes nothing else.
+ */
+static void test_pause(void)
+{
+	static long ms = -1;
+	const char *v;
+
+	if (ms < 0)
+		ms = (v = secure_getenv("KSM_RUN_TEST_INJECT_PAUSE_MS")) ? strtol(v, NULL, 10) : 0;
+	if (ms <= 0)
+		return;
+	fputs("ksm-run: test pause: the call's registers are in the target\n", stderr);
+	nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000 }, NULL);
+	fputs("ksm-run: test pause: over\n", stderr);
+}
+
 int inject_syscall(struct inject *in, long nr, const long args[6], long *result, char *why,
 		   size_t whylen)
 {
 	struct user_regs_struct r;
-	int err, sig, tries = 0;
+	int err, sig, tries = 0, restarts = 0;
 	bool entered = false;
 
 	if (!in->seized || !in->stopped || !in->regs_saved)
@@ -405,13 +398,21 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 					goto ptrace_error;
 				continue;
 			}
+			test_pause();
+			/* Interrupted by a signal for it: delivered (below), then run again. */
+			if (restart_code((long long)r.rax) && restarts++ < MAX_RESTARTS) {
+				entered = false;
+				if ((err = start_call(in, nr, args)))
+					goto ptrace_error;
+				continue;
+			}
 			*result = (long)r.rax;
 			return 0;
 		case STOP_SIGNAL:
 			/* Before the call's entry: the entry and exit stops have no signal between. */
 			if ((err = yield_to_signal(in, sig, why, whylen)))
 				return err;
-			if (++tries > MAX_RETRIES) {
+			if (++tries > MAX_RETRIES + restarts) {
 				snprintf(why, whylen, "signals kept arriving while it ran the call");
 				return -EAGAIN;
 			}
@@ -435,33 +436,28 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 		return -EPROTO;
 	}
 ptrace_error:
-	snprintf(why, whylen, "ptrace: %s", strerror(-err));
+	snprintf(why, whylen, "%s: %s", err == -EFAULT ? "its stack or vDSO could not be written" : "ptrace",
+		 strerror(-err));
 	return err;
 }
 
 /*
- * The registers go back at an exit stop: a second interrupt stops it in
- * the signal path, and from there it is let go (see the top).  If it went
- * back to user space instead, an interrupted call would see its restart
- * code: so the stop is waited for, and the registers checked there.
+ * After the last call, at its exit stop, a second interrupt stops it in
+ * the signal path, and only there do its own registers go back (see the
+ * top): restored at the exit stop, a thread let go before that second stop
+ * (ksm-run killed) would go back to user space with its restart code in
+ * place of the restart.  Until then the trampoline covers it.
  */
 static int put_back(struct inject *in)
 {
-	struct user_regs_struct now;
 	char why[128];
 	int err;
 
-	if ((err = set_regs(in, saved_regs(in))))
-		return err;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
 		return -errno;
 	if ((err = resume(in, PTRACE_CONT, 0)) || (err = wait_trap(in, why, sizeof why)))
 		return err;
-	if ((err = get_regs(in, &now)))
-		return err;
-	if (memcmp(&now, saved_regs(in), sizeof now) && (err = set_regs(in, saved_regs(in))))
-		return err;
-	return 0;
+	return own_regs_back(in);
 }
 
 int inject_end(struct inject *in)
@@ -487,12 +483,16 @@ int inject_end(struct inject *in)
 	 */
 	if (in->seized && in->stopped && in->regs_saved) {
 		struct user_regs_struct now, leave;
+		bool restarted;
 
 		if (in->last_stop == STOP_SYSCALL)
 			err = put_back(in);
-		leave = regs_to_leave(in);
+		leave = regs_to_leave(in, &restarted);
+		in->restarted |= restarted;
 		if (!err && get_regs(in, &now) == 0 && memcmp(&now, &leave, sizeof now))
 			err = set_regs(in, &leave);
+		if (!err)
+			in->ours = false;
 	}
 	if (in->seized && in->stopped && in->last_stop == STOP_SIGNAL)
 		sig = in->last_sig;

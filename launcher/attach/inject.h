@@ -2,8 +2,9 @@
  * inject.h - making one thread of another process run system calls, the
  * way a debugger's `call` does (inject.c): PTRACE_SEIZE and
  * PTRACE_INTERRUPT stop that thread alone, its registers are saved, it is
- * sent to a `syscall` instruction that is already mapped (its code is
- * never written), and afterwards its registers are put back at a second
+ * sent to a `syscall` instruction followed by code that restores them
+ * (trampoline.h: should ksm-run die meanwhile, the thread goes on
+ * unharmed), and afterwards its registers are put back at a second
  * interrupt stop, so that the kernel itself restarts a system call the
  * thread was blocked in, exactly as after any stop.
  *
@@ -26,10 +27,12 @@ struct inject {
 	bool seized, stopped;           /* traced by us; in a ptrace stop now */
 	bool regs_saved;
 	bool in_syscall;                /* it was stopped inside a system call */
-	uint64_t insn;                  /* address of the `syscall` instruction used */
+	uint64_t insn;                  /* address of the `syscall` instruction used (trampoline.h) */
+	uint64_t stack_checked;         /* the stack pointer whose room for the block was checked */
 	unsigned char saved[512];       /* its registers (the arch's struct), opaque here */
 	double t_stop, t_go;            /* when it stopped and when it went on (now_s()) */
 	int signals_passed;             /* signals that arrived meanwhile, delivered as they came */
+	bool ours;                      /* registers other than its own are in it (inject.c) */
 	bool restarted;                 /* a call failed by the stop alone was restarted (inject.c) */
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
 };

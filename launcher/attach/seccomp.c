@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "attach/restart.h"
 #include "attach/seccomp.h"
 #include "common/files.h"
 
@@ -195,7 +196,7 @@ static void describe(uint32_t ret, const char *name, char *why, size_t whylen)
 	case RET_TRAP: what = "TRAP (it would get SIGSYS)"; break;
 	case RET_ERRNO:
 		snprintf(why, whylen, "its seccomp filter refuses %s (ERRNO %s)", name,
-			 strerror((int)(ret & RET_DATA)));
+			 restart_strerror(-(long)(ret & RET_DATA)));
 		return;
 	case RET_USER_NOTIF: what = "USER_NOTIF (its supervisor would be asked)"; break;
 	case RET_TRACE: what = "TRACE (its tracer would be asked)"; break;

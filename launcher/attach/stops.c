@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "attach/inject.h"
+#include "attach/restart.h"
 #include "attach/seccomp.h"
 #include "attach/stops.h"
 #include "common/files.h"
@@ -188,14 +189,30 @@ static int call(struct engine *e, long nr, const long a[6], const char *name, lo
 	return err;
 }
 
+/* Does its ksm_stat say the process-wide flag is WANT?  1 yes, 0 no, -1 unknown. */
+static int merge_flag_is(pid_t pid, int want)
+{
+	char path[64];
+	struct ksmenable_stat st;
+
+	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	if (ksm_stat_parse(path, &st) || st.merge_any < 0)
+		return -1;
+	return st.merge_any == want;
+}
+
 static int set_flag(struct engine *e, bool on)
 {
 	long a[6] = { PR_SET_MEMORY_MERGE, on, 0, 0, 0, 0 }, res = 0;
-	int err = call(e, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res);
+	int err = 0;
 
-	if (!err && res < 0) {
-		fail(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", strerror((int)-res));
-		err = (int)res;
+	/* Until its ksm_stat agrees (a thread of its own may set it again meanwhile). */
+	for (int tries = 0; !err && (tries == 0 || (tries < 3 && merge_flag_is(e->pid, on) == 0)); tries++) {
+		err = call(e, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res);
+		if (!err && res < 0) {
+			fail(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", restart_strerror(res));
+			err = (int)res;
+		}
 	}
 	e->flag_done = !err;
 	return err;
@@ -209,7 +226,7 @@ static int advise(struct engine *e, unsigned long start, unsigned long len, int 
 
 	/* ENOMEM: a gap in the range; the mapped parts were advised. */
 	if (!err && res < 0 && res != -ENOMEM) {
-		fail(e->r, "madvise failed in it: %s", strerror((int)-res));
+		fail(e->r, "madvise failed in it: %s", restart_strerror(res));
 		err = (int)res;
 	}
 	return err;

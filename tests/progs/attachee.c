@@ -20,6 +20,8 @@
  *   --seccomp=shift  first install a filter that kills the process for
  *                    prctl, found through a shift by X = 32 (which the
  *                    kernel masks to 0: `A << (32 & 31)` is A)
+ *   --itimer=US      a SIGALRM every US microseconds, to a handler with
+ *                    SA_RESTART (a call made for ksm-run gets interrupted)
  * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
 #include <errno.h>
@@ -37,6 +39,8 @@
 #include <sys/syscall.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -285,6 +289,24 @@ static void map_regions(long n)
 			p[i * page] = 1;
 }
 
+static void tick(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM every US microseconds to a handler that restarts what it interrupts. */
+static void start_ticks(long us)
+{
+	struct sigaction sa = { .sa_handler = tick, .sa_flags = SA_RESTART };
+	struct itimerval it = { { us / 1000000, us % 1000000 }, { us / 1000000, us % 1000000 } };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL)) {
+		perror("attachee: itimer");
+		exit(2);
+	}
+}
+
 /* prctl and madvise answered with EPERM, or the process killed for them. */
 #ifndef HAVE_SECCOMP_HEADERS
 static void install_seccomp(const char *how)
@@ -343,10 +365,11 @@ int main(int argc, char **argv)
 			pthread_t t;
 
 			pthread_create(&t, NULL, remerge, argv[i] + 10);
-		}
+		} else if (!strncmp(argv[i], "--itimer=", 9))
+			start_ticks(atol(argv[i] + 9));
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] [--itimer=US] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];

@@ -1,0 +1,89 @@
+/*
+ * restart.c: what becomes of a system call that a stop cut short: the
+ * kernel's restart codes, and the calls that fail with EINTR after any
+ * stop (restart.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "attach/restart.h"
+#include "common/files.h"
+
+bool restart_code(long long result)
+{
+	return result == -RESTARTSYS || result == -RESTARTNOINTR || result == -RESTARTNOHAND ||
+	       result == -RESTART_RESTARTBLOCK;
+}
+
+/*
+ * Calls that fail with EINTR after a stop though no handler runs: the list
+ * of signal(7) ("Interruption of system call and library functions by stop
+ * signals"), whose socket calls do so when the socket has a timeout
+ * (SO_RCVTIMEO, SO_SNDTIMEO: without one they restart), with the calls of
+ * older kernels in it too, and io_getevents, seen to on 6.18.  Each may be
+ * run again as it was: a timeout starts again, a socket's partial transfer
+ * is returned as a count, not as EINTR, so EINTR means nothing was done.
+ */
+bool restart_eintr_after_stop(long long nr)
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_rt_sigtimedwait:       /* sigtimedwait and sigwaitinfo */
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_connect:
+	case SYS_recvfrom:              /* recv, recvfrom */
+	case SYS_recvmsg:
+	case SYS_recvmmsg:
+	case SYS_sendto:                /* send, sendto */
+	case SYS_sendmsg:
+	case SYS_sendmmsg:
+	case SYS_io_getevents:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+	case SYS_msgrcv:                /* Linux 2.6.8 and earlier */
+	case SYS_msgsnd:
+		return true;
+	}
+	return false;
+}
+
+/* Does a signal wait for the thread that it does not block? (/proc/TID/status) */
+bool restart_signal_pending(pid_t tid)
+{
+	char path[64], text[4096], *p;
+	unsigned long long pnd = 0, shd = 0, blk = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (read_text(path, text, sizeof text))
+		return true;             /* unknown: as if one did */
+	if ((p = strstr(text, "\nSigPnd:")))
+		pnd = strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nShdPnd:")))
+		shd = strtoull(p + 8, NULL, 16);
+	if ((p = strstr(text, "\nSigBlk:")))
+		blk = strtoull(p + 8, NULL, 16);
+	return ((pnd | shd) & ~blk) != 0;
+}
+
+const char *restart_strerror(long result)
+{
+	/* The kernel keeps these from programs; one that reaches us says the call was cut short. */
+	switch (result < 0 ? -result : result) {
+	case 512: return "interrupted by a signal (ERESTARTSYS), not run to its end";
+	case 513: return "interrupted by a signal (ERESTARTNOINTR), not run to its end";
+	case 514: return "interrupted by a signal (ERESTARTNOHAND), not run to its end";
+	case 515: return "not supported by the kernel (ENOIOCTLCMD)";
+	case 516: return "interrupted by a signal (ERESTART_RESTARTBLOCK), not run to its end";
+	}
+	return strerror((int)(result < 0 ? -result : result));
+}
