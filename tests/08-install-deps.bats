@@ -85,8 +85,11 @@ teardown() { rm -rf "$FAKE"; }
 
 @test "install-deps: not root: prints the apt-get command for exactly what is missing, installs nothing" {
 	requires root
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env KSMENABLE_DEPS_TEST_EXTRA="$FAKE_REQ" "$DEPS"
+	# The tree may be private (a clone in root's home, mode 0700): nobody runs
+	# a copy of the script from the fixture's directory, which it can reach.
+	cp "$DEPS" "$FAKE/install-deps"
+	chmod 755 "$FAKE/install-deps"
+	run as_nobody env KSMENABLE_DEPS_TEST_EXTRA="$FAKE_REQ" "$FAKE/install-deps"
 	echo "$output"
 	[ "$status" = 1 ]
 	[[ "$output" == *"command ksmenable-fake-cmd (Debian package ksmenable-fake-pkg)"* ]]
