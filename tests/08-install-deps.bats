@@ -85,8 +85,11 @@ teardown() { rm -rf "$FAKE"; }
 
 @test "install-deps: not root: prints the apt-get command for exactly what is missing, installs nothing" {
 	requires root
-	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		env KSMENABLE_DEPS_TEST_EXTRA="$FAKE_REQ" "$DEPS"
+	# The tree may be private (a clone in root's home, mode 0700): nobody runs
+	# a copy of the script from the fixture's directory, which it can reach.
+	cp "$DEPS" "$FAKE/install-deps"
+	chmod 755 "$FAKE/install-deps"
+	run as_nobody env KSMENABLE_DEPS_TEST_EXTRA="$FAKE_REQ" "$FAKE/install-deps"
 	echo "$output"
 	[ "$status" = 1 ]
 	[[ "$output" == *"command ksmenable-fake-cmd (Debian package ksmenable-fake-pkg)"* ]]
@@ -141,7 +144,7 @@ ksmenable-fake-file | file:/nonexistent/ksmenable | this test' run "$DEPS" --che
 	run "$DEPS" --list
 	[ "$status" = 0 ]
 	local p
-	for p in bats jq libseccomp-dev musl-tools mandoc libcap2-bin util-linux bsdutils gcc \
+	for p in bats procps jq libseccomp-dev musl-tools mandoc libcap2-bin util-linux bsdutils gcc \
 		libc6-dev clang libclang-rt-dev llvm make python3 binutils zsh bash-completion prometheus; do
 		grep -q "^$p " <<<"$output" || { echo "not in the table: $p"; return 1; }
 	done
