@@ -22,6 +22,7 @@
 
 #include "common/files.h"
 #include "common/msg.h"
+#include "common/reportfile.h"
 #include "eval/combine.h"
 
 struct holder {
@@ -274,21 +275,11 @@ static int load_all(struct combine_result *r, char **files)
 /* The figures to --report-file, whole or not at all: 0 or 125. */
 static int print_to_file(const struct combine_result *r, bool json, const char *path)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	int err;
+	struct report_text t;
 
-	if (!m)
-		die_oom();
-	combine_print(m, r, json);
-	if (fclose(m))
-		die_oom();
-	err = file_replace(path, text, len, file_mode_umask(0644));
-	free(text);
-	if (err)
-		msg("--report-file=%s: refused: %s", path, file_strerror(-err));
-	return err ? 125 : 0;
+	report_text_open(&t);
+	combine_print(t.f, r, json);
+	return report_text_write(&t, path);
 }
 
 int combine_main(char **files, bool matrix, bool json, const char *output)

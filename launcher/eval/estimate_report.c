@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/files.h"
 #include "common/human.h"
 #include "common/json.h"
 #include "common/msg.h"
+#include "common/reportfile.h"
 #include "common/text.h"
 #include "eval/estimate_report.h"
 #include "kernel_abi.h"
@@ -221,19 +221,9 @@ void estimate_print(FILE *f, const struct est_result *r, bool json)
 
 int estimate_print_file(const char *path, const struct est_result *r, bool json)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-	int err;
+	struct report_text t;
 
-	if (!m)
-		die_oom();
-	estimate_print(m, r, json);
-	if (fclose(m))
-		die_oom();
-	err = file_replace(path, text, len, file_mode_umask(0644));
-	free(text);
-	if (err)
-		msg("--report-file=%s: refused: %s", path, file_strerror(-err));
-	return err ? 125 : 0;
+	report_text_open(&t);
+	estimate_print(t.f, r, json);
+	return report_text_write(&t, path);
 }
