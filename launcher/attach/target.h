@@ -6,6 +6,7 @@
 #ifndef KSMRUN_TARGET_H
 #define KSMRUN_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -15,12 +16,15 @@ enum target_outcome {
 	TARGET_DONE,                    /* enabled (or disabled) now */
 	TARGET_ALREADY,                 /* it was so already: not stopped */
 	TARGET_REFUSED,                 /* left alone, or given back unchanged; see why */
+	TARGET_ENDED,                   /* it ended before or during the attach: not a refusal */
+	TARGET_NOT_DONE,                /* a stop signal came first: left alone; see why */
 };
 
 struct target_plan {
 	bool disable;                   /* --detach */
 	bool process_wide;              /* the prctl; else madvise of the selection */
 	const struct selection *sel;    /* the madvise form's choice */
+	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
 };
 
 struct target_result {
@@ -36,13 +40,16 @@ struct target_result {
 	unsigned long long bytes;       /* their size */
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
-	bool gone;                      /* it ended during the attach */
 };
 
 /* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
 bool target_kernel_has_prctl(void);
 
-/* Does as PLAN says in process PID; never fails without filling *R. */
+/*
+ * Does as PLAN says in process PID; never fails without filling *R.  The
+ * process is pinned (pin.h) before it is judged, and every stop checks
+ * that it is still the process, the program and the credentials judged.
+ */
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r);
 
 #endif
