@@ -399,30 +399,3 @@ stage_suid_probe() {
 	finish_attachee
 	grep -qx merge=0 "$WL_OUT"
 }
-
-@test "targets that end during the attach are 'ended', not refused, and do not fail the run" {
-	local i list ended=0 json life
-	for life in 20 100; do
-		start_workload -- "$(awkward)" churn $life
-		for ((i = 0; i < 20; i++)); do
-			list=$(cat "/proc/$WL_PID/task/"*/children 2>/dev/null | tr ' ' '\n' | grep . | paste -sd,) || true
-			[ -n "$list" ] || continue
-			json=
-			[ $((i % 2)) = 1 ] || json=--json
-			run --separate-stderr "$KSM_RUN" --attach="$list" --no-wait $json
-			[ "$status" = 0 ] || { echo "round $i: exit $status: $output $stderr" >&2; return 1; }
-			[[ $output != *"kernel thread"* && $output != *"not permitted"* && $output != *': refused'* ]]
-			if [ -n "$json" ]; then
-				jq -e '.refused == 0 and .handled + .ended == (.targets | length)
-					and all(.targets[]; .result == "enabled" or .result == "already enabled"
-						or (.result == "ended" and .reason == null))' <<<"$output"
-				ended=$((ended + $(jq '.ended' <<<"$output")))
-			else
-				! grep -v ': enabled, \|: already enabled\|: ended' <<<"$output"
-			fi
-		done
-		stop_workload
-	done
-	echo "targets ended during the attach: $ended" >&3
-	[ "$ended" -gt 0 ]
-}
