@@ -4,15 +4,20 @@
  * The targets are resolved and the knobs joined before any process is
  * touched (a bad target or, with --strict, a knob that cannot be written
  * is refused with 125 while nothing has changed).  Each target is then
- * handled alone with every signal ksm-run can block blocked, so that no
- * handler of ours runs while a target is stopped with our registers in
- * it.  Afterwards --attach follows the targets as a command's run follows
+ * handled alone, in a thread of its own, with every signal ksm-run can
+ * block blocked, so that no handler of ours runs while a target is stopped
+ * with our registers in it; INT and TERM end the attach between stops (and
+ * a wait for a stop that never comes), and the targets not reached are
+ * "not done".  A target that never stops (uninterruptible sleep) is let go
+ * by the kernel when that thread ends (inject.h): it holds up no other.
+ * Afterwards --attach follows the targets as a command's run follows
  * its command: samples, the machine's tuning, the report, until every
  * target has ended or ksm-run gets INT or TERM (the targets go on, KSM
  * still on in them).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/inject.h"
 #include "attach/target.h"
 #include "common/files.h"
 #include "common/human.h"
@@ -44,7 +50,7 @@ struct attach_run {
 	struct pid_list targets;
 	struct target_result *res;
 	pid_t *handled;                 /* the targets enabled or already so */
-	int nhandled, nrefused;
+	int nhandled, nrefused, nended, nnot_done;
 	int nunmatched;                 /* madvise form: no region matched the selection */
 	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
 	struct host_tuner host;
@@ -59,6 +65,8 @@ static const char *outcome_word(const struct target_result *r, bool disable)
 	case TARGET_DONE: return disable ? "disabled" : "enabled";
 	case TARGET_ALREADY: return disable ? "already disabled" : "already enabled";
 	case TARGET_NONE_MATCHED: return "no region matched the selection";
+	case TARGET_ENDED: return "ended";
+	case TARGET_NOT_DONE: return "not done";
 	case TARGET_REFUSED: break;
 	}
 	return "refused";
@@ -79,9 +87,13 @@ static void print_line(const struct target_result *r, const struct target_plan *
 {
 	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
 	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
-	if (r->outcome == TARGET_REFUSED) {
+	if (r->outcome == TARGET_ENDED) {
+		printf("%s\n", r->stops ? " during the attach" : "");
+		return;
+	}
+	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE) {
 		printf(": %s", r->why);
-		if (r->stops && !r->gone && !r->died_in_call)
+		if (r->stops && !r->died_in_call)
 			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		putchar('\n');
 		return;
@@ -114,7 +126,7 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)r->pid);
 		json_str(stdout, r->comm);
 		printf(",\"result\":\"%s\",\"reason\":", result_word(r, p->disable));
-		json_str(stdout, r->outcome == TARGET_REFUSED ? r->why : NULL);
+		json_str(stdout, r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE ? r->why : NULL);
 		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"stops\":%d,\"longest_stop_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
 		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->stops,
 		       r->longest_stop_s * 1e3, r->calls,
@@ -124,7 +136,8 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		json_tristate(stdout, r->mergeable);
 		fputc('}', stdout);
 	}
-	printf("],\"handled\":%d,\"refused\":%d,\"unmatched\":%d}\n", a->nhandled, a->nrefused, a->nunmatched);
+	printf("],\"handled\":%d,\"refused\":%d,\"unmatched\":%d,\"ended\":%d,\"not_done\":%d}\n",
+	       a->nhandled, a->nrefused, a->nunmatched, a->nended, a->nnot_done);
 }
 
 static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
@@ -140,13 +153,18 @@ static void make_plan(const struct opts *o, struct target_plan *p, struct select
 	p->stop_budget_s = o->stop_budget;
 }
 
-static int stop_pending(void)
-{
-	sigset_t p;
+struct apply_job {
+	pid_t pid;
+	const struct target_plan *plan;
+	struct target_result *r;
+};
 
-	if (sigpending(&p))
-		return 0;
-	return sigismember(&p, SIGINT) ? SIGINT : sigismember(&p, SIGTERM) ? SIGTERM : 0;
+static void *apply_job(void *arg)
+{
+	struct apply_job *j = arg;
+
+	target_apply(j->pid, j->plan, j->r);
+	return NULL;
 }
 
 /*
@@ -172,42 +190,60 @@ static void oom_score_set(const char *score, char *old, size_t oldlen)
 	close(fd);
 }
 
-/* Each target in turn, with ksm-run's signals held while it is stopped. */
+/*
+ * target_apply in a thread of its own, which ends with it: a target it
+ * seized that never stopped is then let go by the kernel (inject.h).
+ */
+static void apply_in_thread(pid_t pid, const struct target_plan *p, struct target_result *r)
+{
+	struct apply_job j = { pid, p, r };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, apply_job, &j)) {
+		target_apply(pid, p, r);        /* such a target is let go when ksm-run ends */
+		return;
+	}
+	pthread_join(t, NULL);
+}
+
+/*
+ * Each target in turn, with every signal blocked (SIGCHLD is how a stop is
+ * awaited: inject.h); INT and TERM stay pending and end the attach between
+ * stops: the targets not reached are "not done".
+ */
 static void handle_targets(struct attach_run *a, const struct target_plan *p)
 {
 	sigset_t all, old;
+	char oom_was[16];
 
 	a->res = xcalloc(a->targets.n, sizeof *a->res);
 	a->handled = xcalloc(a->targets.n, sizeof *a->handled);
-	char oom_was[16];
 
 	sigfillset(&all);
-	sigdelset(&all, SIGALRM);       /* inject.c's bound on a wait for a stop */
 	oom_score_set("-1000", oom_was, sizeof oom_was);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 		size_t len = strlen(a->list);
 
-		sigprocmask(SIG_BLOCK, &all, &old);
-		target_apply(a->targets.pids[i], p, r);
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		if (r->outcome == TARGET_REFUSED) {
-			a->nrefused++;
-		} else if (r->outcome == TARGET_NONE_MATCHED) {
-			a->nunmatched++;        /* left alone, not followed, and not a refusal */
-		} else {
+		apply_in_thread(a->targets.pids[i], p, r);
+		switch (r->outcome) {
+		case TARGET_REFUSED: a->nrefused++; break;
+		case TARGET_ENDED: a->nended++; break;
+		case TARGET_NOT_DONE: a->nnot_done++; break;
+		case TARGET_NONE_MATCHED: a->nunmatched++; break;  /* left alone, not followed, not a refusal */
+		case TARGET_DONE:
+		case TARGET_ALREADY:
 			a->handled[a->nhandled++] = r->pid;
 			snprintf(a->list + len, sizeof a->list - len, "%s%d (%s)", len ? ", " : "", (int)r->pid, r->comm);
+			break;
 		}
 		if (!a->o->json)
 			print_line(r, p);
-		/* INT and TERM wait between targets: the rest are left alone. */
-		if ((a->stopped_by = stop_pending())) {
-			a->targets.n = i + 1;
-			msg("got %s: the other targets were not touched", a->stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
-			break;
-		}
+		if (!a->stopped_by && (a->stopped_by = stop_signal_pending(p->stops)))
+			msg("got %s: the targets not reached were not touched", a->stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	oom_score_set(oom_was, NULL, 0);
 	if (a->o->json)
 		print_json(a, p);
@@ -217,7 +253,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 static bool any_alive(const struct attach_run *a)
 {
 	for (int i = 0; i < a->nhandled; i++)
-		if (proc_running(a->handled[i]))
+		if (proc_any_thread_running(a->handled[i]))
 			return true;
 	return false;
 }
@@ -286,6 +322,8 @@ int attach_main(const struct opts *o)
 		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->attach, why);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
+	plan.stops = &stops;
+	inject_set_stop_signals(&stops);
 	bool follow = !plan.disable && !o->no_wait;
 
 	if (follow)

@@ -44,7 +44,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +52,7 @@
 #include "attach/restart.h"
 #include "attach/trampoline.h"
 #include "common/files.h"
+#include "common/stopsig.h"
 
 #if defined(__x86_64__)
 #include <sys/user.h>
@@ -76,46 +76,60 @@ static struct user_regs_struct *saved_regs(struct inject *in)
 	return (struct user_regs_struct *)(void *)in->saved;
 }
 
-enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_TIMEOUT, STOP_ERROR };
+enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_EXEC, STOP_TIMEOUT,
+		 STOP_ASKED, STOP_ERROR };
 
-static void alarm_rang(int sig)
+static sigset_t stop_signals;           /* inject_set_stop_signals(); empty: none */
+
+void inject_set_stop_signals(const sigset_t *set)
 {
-	(void)sig;                      /* only to end a waitpid that waits too long */
+	stop_signals = *set;
 }
 
 /*
- * Waits for the thread's next stop, up to STOP_TIMEOUT_S.  waitpid blocks,
- * so it returns the moment the thread stops (a stop wakes its tracer); an
- * interval timer's SIGALRM, the one signal the caller leaves unblocked
- * (inject.h), ends a wait for a thread that does not stop.  *SIG: the
+ * Waits for the thread's next stop, up to STOP_TIMEOUT_S; with MAY_GIVE_UP,
+ * also until one of the stop signals is pending (STOP_ASKED).  A stop of a
+ * tracee sends its tracer SIGCHLD, which the caller blocks (inject.h):
+ * sigtimedwait takes it, so the wait ends the moment the thread stops, and
+ * nothing else (no timer, no handler) is needed to bound it.  *SIG: the
  * signal of a signal-delivery or group stop.
  */
-static enum stop_kind wait_stop(struct inject *in, int *sig)
+static enum stop_kind wait_stop(struct inject *in, int *sig, bool may_give_up)
 {
-	static bool handler;
-	struct itimerval timeout = { { 0, 0 }, { (time_t)STOP_TIMEOUT_S, 0 } }, off = { { 0, 0 }, { 0, 0 } };
+	double t0 = now_s();
+	sigset_t chld;
 	pid_t r;
 	int st;
 
-	if (!handler) {
-		struct sigaction sa = { .sa_handler = alarm_rang };  /* no SA_RESTART: waitpid ends */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while ((r = waitpid(in->tid, &st, __WALL | WNOHANG)) == 0) {
+		double left = STOP_TIMEOUT_S - (now_s() - t0);
+		struct timespec slice = { 0, 50 * 1000000L };  /* the stop signals are looked at as often */
 
-		sigemptyset(&sa.sa_mask);
-		handler = sigaction(SIGALRM, &sa, NULL) == 0;
+		if (may_give_up && stop_signal_pending(&stop_signals))
+			return STOP_ASKED;
+		if (left <= 0)
+			return STOP_TIMEOUT;
+		if (left < 0.05)
+			slice.tv_nsec = (long)(left * 1e9);
+		sigtimedwait(&chld, NULL, &slice);
 	}
-	setitimer(ITIMER_REAL, &timeout, NULL);
-	r = waitpid(in->tid, &st, __WALL);
-	setitimer(ITIMER_REAL, &off, NULL);
-	if (r < 0 && errno == EINTR)
-		return STOP_TIMEOUT;
 	if (r < 0)
 		return errno == ECHILD ? STOP_GONE : STOP_ERROR;
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		in->seized = in->stopped = false;
+		in->death_sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
 		return STOP_GONE;
 	}
 	in->stopped = true;
 	in->last_sig = *sig = WSTOPSIG(st);
+	if (st >> 16 == PTRACE_EVENT_EXEC) {
+		/* Another program now: what was saved of the old one must never be put back. */
+		in->regs_saved = false;
+		in->last_stop = STOP_EXEC;
+		return STOP_EXEC;
+	}
 	if (st >> 16 == PTRACE_EVENT_STOP)
 		in->last_stop = *sig == SIGTRAP ? STOP_TRAP : STOP_GROUP;
 	else if (*sig == (SIGTRAP | 0x80))
@@ -154,14 +168,15 @@ static int resume(struct inject *in, int request, int sig)
 
 /*
  * Waits for the interrupt's stop, delivering signals that come first as
- * they would have been.  0; -ESRCH gone; -EBUSY stopped by job control.
+ * they would have been.  0; -ESRCH gone; -EBUSY stopped by job control;
+ * -ESTALE it exec'd; -ETIMEDOUT no stop; -EINTR (MAY_GIVE_UP) a stop signal.
  */
-static int wait_trap(struct inject *in, char *why, size_t whylen)
+static int wait_trap(struct inject *in, char *why, size_t whylen, bool may_give_up)
 {
 	int sig, err;
 
 	for (;;) {
-		switch (wait_stop(in, &sig)) {
+		switch (wait_stop(in, &sig, may_give_up)) {
 		case STOP_TRAP:
 			return 0;
 		case STOP_SIGNAL:
@@ -181,6 +196,12 @@ static int wait_trap(struct inject *in, char *why, size_t whylen)
 			snprintf(why, whylen, "it did not stop within %.0f s (in uninterruptible sleep?)",
 				 STOP_TIMEOUT_S);
 			return -ETIMEDOUT;
+		case STOP_EXEC:
+			snprintf(why, whylen, "it exec'd during the attach");
+			return -ESTALE;
+		case STOP_ASKED:
+			snprintf(why, whylen, "ksm-run was asked to stop before it stopped");
+			return -EINTR;
 		case STOP_SYSCALL:
 		case STOP_ERROR:
 			break;
@@ -261,7 +282,8 @@ int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
 
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
-	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD)) {
+	/* An exec while it is ours is an event (STOP_EXEC), not a surprise. */
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC))) {
 		err = -errno;
 		snprintf(why, whylen, "PTRACE_SEIZE: %s", strerror(-err));
 		return err;
@@ -274,7 +296,10 @@ int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
 		inject_end(in);
 		return err;
 	}
-	if ((err = wait_trap(in, why, whylen)))
+	/* It never stopped: it stays seized until this thread of ksm-run ends (inject.h). */
+	if ((err = wait_trap(in, why, whylen, true)) == -ETIMEDOUT || err == -EINTR)
+		return err;
+	if (err)
 		goto fail;
 	if ((err = get_regs(in, r))) {
 		snprintf(why, whylen, "PTRACE_GETREGS: %s", strerror(-err));
@@ -331,6 +356,7 @@ static int start_call(struct inject *in, long nr, const long args[6])
 	if ((err = set_regs(in, &r)))
 		return err;
 	in->ours = true;
+	in->call_running = true;
 	return resume(in, PTRACE_SYSCALL, 0);
 }
 
@@ -345,10 +371,11 @@ static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 
 	if ((err = own_regs_back(in)))
 		return err;
+	in->call_running = false;
 	in->signals_passed++;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
 		return -errno;
-	if ((err = resume(in, PTRACE_CONT, sig)) || (err = wait_trap(in, why, whylen)))
+	if ((err = resume(in, PTRACE_CONT, sig)) || (err = wait_trap(in, why, whylen, false)))
 		return err;
 	if ((err = get_regs(in, saved_regs(in))))
 		return err;
@@ -388,7 +415,7 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 	if ((err = start_call(in, nr, args)))
 		goto ptrace_error;
 	for (;;) {
-		switch (wait_stop(in, &sig)) {
+		switch (wait_stop(in, &sig, false)) {
 		case STOP_SYSCALL:
 			if ((err = get_regs(in, &r)))
 				goto ptrace_error;
@@ -407,6 +434,7 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 				continue;
 			}
 			*result = (long)r.rax;
+			in->call_running = false;   /* at its exit: ours are in place, it runs nothing */
 			return 0;
 		case STOP_SIGNAL:
 			/* Before the call's entry: the entry and exit stops have no signal between. */
@@ -428,7 +456,11 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 		case STOP_TIMEOUT:
 			snprintf(why, whylen, "the call did not return within %.0f s", STOP_TIMEOUT_S);
 			return -ETIMEDOUT;
+		case STOP_EXEC:
+			snprintf(why, whylen, "it exec'd during the attach");
+			return -ESTALE;
 		case STOP_TRAP:
+		case STOP_ASKED:
 		case STOP_ERROR:
 			break;
 		}
@@ -455,7 +487,7 @@ static int put_back(struct inject *in)
 
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
 		return -errno;
-	if ((err = resume(in, PTRACE_CONT, 0)) || (err = wait_trap(in, why, sizeof why)))
+	if ((err = resume(in, PTRACE_CONT, 0)) || (err = wait_trap(in, why, sizeof why, false)))
 		return err;
 	return own_regs_back(in);
 }
@@ -466,14 +498,23 @@ int inject_end(struct inject *in)
 
 	if (!in->seized)
 		return 0;
-	/* A stop that never came cannot be left: wait for it (a kill of ksm-run also lets go). */
+	/*
+	 * A stop that never came: while our call runs on our registers it
+	 * cannot be left, and it returns (prctl, madvise), so that wait has no
+	 * bound.  Otherwise its own registers are in place, and a thread that
+	 * does not stop within the bound (uninterruptible sleep), or when a
+	 * stop signal came, is given up: still seized, with a stop requested,
+	 * until the thread that seized it ends (inject.h).
+	 */
 	while (!in->stopped && in->seized) {
-		enum stop_kind k = wait_stop(in, &sig);
+		enum stop_kind k = wait_stop(in, &sig, !in->call_running);
 
 		if (k == STOP_SIGNAL)
 			resume(in, PTRACE_CONT, sig);
 		else if (k == STOP_GONE || k == STOP_ERROR)
 			break;
+		else if ((k == STOP_TIMEOUT || k == STOP_ASKED) && !in->call_running)
+			return -ETIMEDOUT;
 	}
 	/*
 	 * At an exit stop ours are in place: put back through a second stop.
@@ -512,6 +553,11 @@ int inject_end(struct inject *in)
 bool inject_supported(void)
 {
 	return false;
+}
+
+void inject_set_stop_signals(const sigset_t *set)
+{
+	(void)set;
 }
 
 int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)

@@ -8,13 +8,18 @@
  * interrupt stop, so that the kernel itself restarts a system call the
  * thread was blocked in, exactly as after any stop.
  *
- * The stops are awaited with a blocking waitpid, bounded by an interval
- * timer: the caller must leave SIGALRM unblocked, and not use that timer.
+ * The stops are awaited with sigtimedwait on SIGCHLD, bounded (5 s): the
+ * caller must keep SIGCHLD blocked.  A thread that never stops
+ * (uninterruptible sleep) stays seized, a stop requested, until the
+ * thread of ksm-run that seized it ends: the kernel then lets it go and
+ * the stop never happens.  So each target is handled in a thread of its
+ * own (attach.c).
  * x86_64 only: elsewhere inject_begin() fails with -ENOSYS.
  */
 #ifndef KSMRUN_INJECT_H
 #define KSMRUN_INJECT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +32,8 @@ struct inject {
 	bool seized, stopped;           /* traced by us; in a ptrace stop now */
 	bool regs_saved;
 	bool in_syscall;                /* it was stopped inside a system call */
+	int death_sig;                  /* the signal it died of, when it died under us; 0 */
+	bool call_running;              /* our call runs on our registers: it cannot be left */
 	uint64_t insn;                  /* address of the `syscall` instruction used (trampoline.h) */
 	uint64_t stack_checked;         /* the stack pointer whose room for the block was checked */
 	unsigned char saved[512];       /* its registers (the arch's struct), opaque here */
@@ -38,10 +45,19 @@ struct inject {
 };
 
 /*
- * Seizes thread TID and stops it (PTRACE_INTERRUPT), saving its registers.
+ * The signals that end a wait for a stop that has not come (while nothing
+ * of ours is in the thread): INT and TERM, say.  They stay pending.
+ */
+void inject_set_stop_signals(const sigset_t *set);
+
+/*
+ * Seizes thread TID and stops it (PTRACE_INTERRUPT), saving its registers;
+ * an exec while it is seized is an event (PTRACE_O_TRACEEXEC).
  * 0; or -errno with a reason in WHY (traced by someone else, not
- * permitted, gone, stopped by job control, not a 64-bit process), and the
- * thread is left as it was.
+ * permitted, gone, stopped by job control, not a 64-bit process; -ESTALE
+ * it exec'd; -ETIMEDOUT it did not stop; -EINTR a stop signal came first),
+ * and the thread is left as it was, or for the last two still seized
+ * until this thread of ksm-run ends.
  */
 int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen);
 
@@ -57,8 +73,10 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 
 /*
  * Puts the saved registers back and lets the thread go: it then goes on
- * as if never stopped.  0, or -errno (the thread died meanwhile: -ESRCH).
- * Safe to call after any failure, also twice.
+ * as if never stopped (after an exec, the new program's are left as they
+ * are).  0, or -errno (the thread died meanwhile: -ESRCH; it never
+ * stopped: -ETIMEDOUT, see above).  Safe to call after any failure, also
+ * twice.
  */
 int inject_end(struct inject *in);
 

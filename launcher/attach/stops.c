@@ -30,11 +30,13 @@
 #include <unistd.h>
 
 #include "attach/inject.h"
+#include "attach/pin.h"
 #include "attach/restart.h"
 #include "attach/seccomp.h"
 #include "attach/stops.h"
 #include "common/files.h"
 #include "common/procfs.h"
+#include "common/stopsig.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
 
@@ -45,7 +47,8 @@
 #define WALK_WEIGHT 16                  /* an unmerged page costs about 1/16 of a merged one */
 
 struct engine {
-	pid_t pid;
+	const struct pin *pin;          /* checked at the start of every stop */
+	int signals_seen;               /* in.signals_passed when the pin was last checked */
 	const struct target_plan *plan;
 	struct plan_state *ps;
 	struct target_result *r;
@@ -55,6 +58,7 @@ struct engine {
 	int next;                       /* the first range not done */
 	unsigned long at;               /* where in it the work goes on (its start: not begun) */
 	bool *still;                    /* per range, in this stop: still the region judged */
+	bool *maybe_ended;              /* a refusal that may be its end on the way (pin_ended decides) */
 	double s_per_unit, s_per_call;  /* measured: unmerging, and a call that unmerges nothing */
 	double s_call_min;              /* the quickest call: what any call costs */
 	unsigned long last_chunk;
@@ -125,7 +129,7 @@ static void recheck(struct engine *e)
 	buf = malloc(MAPS_BUF);
 	for (int k = e->next; k < ps->n; k++)
 		e->still[k] = true;
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)e->pid);
+	pin_path(path, sizeof path, e->pin, "maps");
 	rc.covered = calloc((size_t)ps->n + 1, sizeof *rc.covered);
 	if (!rc.covered || !buf || maps_for_each(path, buf, MAPS_BUF, recheck_region, &rc) < 0) {
 		for (int k = e->next; k < ps->n; k++)
@@ -136,6 +140,34 @@ static void recheck(struct engine *e)
 	}
 	free(buf);
 	free(rc.covered);
+}
+
+/* Is it still what was judged?  False (said in R) when not. */
+static bool still_pinned(const struct pin *pin, struct target_result *r)
+{
+	enum pin_verdict v = pin_check(pin);
+
+	if (v == PIN_SAME)
+		return true;
+	fail(r, "%s", pin_reason(v));
+	if (v == PIN_ENDED)
+		r->outcome = TARGET_ENDED;
+	return false;
+}
+
+/*
+ * The kernel refused PTRACE_SEIZE: an exec under way refuses it for a
+ * moment too (its old main thread is on its way out), so the pin is looked
+ * at for 100 ms before the refusal is the kernel's.
+ */
+static bool still_pinned_soon(const struct pin *pin, struct target_result *r)
+{
+	for (int i = 0; i < 10; i++) {
+		if (!still_pinned(pin, r))
+			return false;
+		usleep(10000);
+	}
+	return true;
 }
 
 /* Is SIGSYS pending for thread TID, a seccomp filter's answer to the call just made? */
@@ -167,6 +199,12 @@ static int call(struct engine *e, long nr, const long a[6], const char *name, lo
 	struct seccomp_call sc = { (int32_t)nr, AUDIT_ARCH_X86_64, e->in.insn + 2, { 0 } };
 	int err;
 
+	/* A signal delivered meanwhile ran its code: a handler may have changed its credentials. */
+	if (e->in.signals_passed != e->signals_seen) {
+		e->signals_seen = e->in.signals_passed;
+		if (!still_pinned(e->pin, r))
+			return -ESTALE;
+	}
 	for (int i = 0; i < 6; i++)
 		sc.args[i] = (uint64_t)a[i];
 	if (seccomp_allows(&e->sf, &sc, name, r->why, sizeof r->why)) {
@@ -175,9 +213,12 @@ static int call(struct engine *e, long nr, const long a[6], const char *name, lo
 	}
 	r->calls++;
 	err = inject_syscall(&e->in, nr, a, res, r->why, sizeof r->why);
-	if (err == -ESRCH) {
-		snprintf(r->why, sizeof r->why, "it died during the call: %s", name);
+	if (err == -ESRCH && e->in.death_sig == SIGSYS) {
+		/* Killed by its seccomp filter for our call: a KILL the judge did not foresee. */
+		snprintf(r->why, sizeof r->why, "it died during the call: its seccomp filter killed it for %s", name);
 		r->died_in_call = true;
+	} else if (err == -ESRCH) {
+		snprintf(r->why, sizeof r->why, "it ended during the attach");  /* killed by another */
 	} else if (!err && sigsys_pending(e->in.tid)) {
 		snprintf(r->why, sizeof r->why, "it died during the call: its seccomp filter answered %s "
 			 "with SIGSYS (TRAP or KILL), which ksm-run's judge did not foresee", name);
@@ -190,12 +231,12 @@ static int call(struct engine *e, long nr, const long a[6], const char *name, lo
 }
 
 /* Does its ksm_stat say the process-wide flag is WANT?  1 yes, 0 no, -1 unknown. */
-static int merge_flag_is(pid_t pid, int want)
+static int merge_flag_is(const struct pin *pin, int want)
 {
-	char path[64];
+	char path[80];
 	struct ksmenable_stat st;
 
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	pin_path(path, sizeof path, pin, "ksm_stat");
 	if (ksm_stat_parse(path, &st) || st.merge_any < 0)
 		return -1;
 	return st.merge_any == want;
@@ -207,7 +248,7 @@ static int set_flag(struct engine *e, bool on)
 	int err = 0;
 
 	/* Until its ksm_stat agrees (a thread of its own may set it again meanwhile). */
-	for (int tries = 0; !err && (tries == 0 || (tries < 3 && merge_flag_is(e->pid, on) == 0)); tries++) {
+	for (int tries = 0; !err && (tries == 0 || (tries < 3 && merge_flag_is(e->pin, on) == 0)); tries++) {
 		err = call(e, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res);
 		if (!err && res < 0) {
 			fail(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", restart_strerror(res));
@@ -369,18 +410,43 @@ static bool work_left(const struct engine *e)
 	return e->plan->process_wide ? !e->flag_done : e->next < e->ps->n;
 }
 
-/* It died under us (killed, or another thread ended it): a clean refusal. */
-static void ended(struct target_result *r)
+bool stops_interrupted(const struct target_plan *plan, struct target_result *r)
 {
-	if (!r->died_in_call)   /* the call's own reason stands */
-		fail(r, "it ended during the attach");
-	r->outcome = TARGET_REFUSED;
-	r->gone = true;
+	int sig = plan->stops ? stop_signal_pending(plan->stops) : 0;
+	const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+
+	if (!sig)
+		return false;
+	if (r->stops) {
+		fail(r, "ksm-run got %s after %d stops: the rest was left as it was", name, r->stops);
+	} else {
+		r->outcome = TARGET_NOT_DONE;
+		snprintf(r->why, sizeof r->why, "ksm-run got %s first: left alone", name);
+	}
+	return true;
 }
 
-void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r)
+/* The stop could not begin: why, in words (R). */
+static void not_begun(struct engine *e, int err)
 {
-	struct engine e = { .pid = pid, .plan = plan, .ps = ps, .r = r };
+	struct target_result *r = e->r;
+	int sig;
+
+	r->outcome = TARGET_REFUSED;
+	if (err == -EINTR && e->plan->stops && (sig = stop_signal_pending(e->plan->stops)))
+		snprintf(r->why, sizeof r->why, "ksm-run got %s before it stopped: left alone",
+			 sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else if (err == -EPERM && still_pinned_soon(e->pin, r))
+		target_not_permitted(r);
+	*e->maybe_ended = err == -EPERM || err == -ESRCH;
+	if (err == -ESRCH && still_pinned(e->pin, r))
+		fail(r, "the thread it was stopped in ended during the attach; try again");
+}
+
+void stops_run(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
+	       struct target_result *r, bool *maybe_ended)
+{
+	struct engine e = { .pin = pin, .plan = plan, .ps = ps, .r = r, .maybe_ended = maybe_ended };
 	int err;
 
 	e.budget = plan->stop_budget_s > 0 ? plan->stop_budget_s : STOP_BUDGET_DEFAULT_S;
@@ -397,18 +463,21 @@ void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps,
 
 			nanosleep(&(struct timespec){ 0, (long)(pause * 1e9) }, NULL);
 		}
+		/* Between stops, INT and TERM end the attach. */
+		if (stops_interrupted(plan, r))
+			break;
 		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
-			r->outcome = TARGET_REFUSED;
-			if (err == -EPERM)
-				target_not_permitted(r);
-			else if (err == -ESRCH || !proc_running(pid))
-				ended(r);
+			not_begun(&e, err);
 			break;
 		}
 		e.t0 = e.in.t_stop;      /* the seize and the interrupt count too */
-		seccomp_load(e.in.tid, &e.sf);
-		one_stop(&e);
-		seccomp_free(&e.sf);
+		e.signals_seen = e.in.signals_passed;
+		/* Every stop begins with the pin: an exec, new credentials or its end, and nothing is done. */
+		if (still_pinned(pin, r)) {
+			seccomp_load(e.in.tid, &e.sf);
+			one_stop(&e);
+			seccomp_free(&e.sf);
+		}
 		err = inject_end(&e.in);
 		stop = inject_stopped_for(&e.in);
 		r->stopped_s += stop;
@@ -416,11 +485,14 @@ void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps,
 			r->longest_stop_s = stop;
 		r->stops++;
 		r->restarted |= e.in.restarted;
-		if (err == -ESRCH || (r->outcome == TARGET_REFUSED && !proc_running(pid)))
-			ended(r);
-		else if (err && r->outcome != TARGET_REFUSED)
+		if (err == -ESRCH || err == -ESTALE || (r->outcome == TARGET_REFUSED && pin_ended(pin, 0))) {
+			if (still_pinned(pin, r) && !r->died_in_call)
+				fail(r, "the thread it was stopped in ended during the attach; try again");
+			break;
+		}
+		if (err && r->outcome != TARGET_REFUSED && r->outcome != TARGET_ENDED)
 			fail(r, "it could not be let go cleanly: %s", strerror(-err));
-		if (r->outcome == TARGET_REFUSED)
+		if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_ENDED)
 			break;
 	}
 	free(e.still);
@@ -455,14 +527,15 @@ static int read_back_region(const struct region *g, void *arg)
 	return 0;
 }
 
-void stops_read_back(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r)
+void stops_read_back(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
+		     struct target_result *r)
 {
 	struct readback rb = { ps, !plan->process_wide && !plan->disable, NULL, NULL, 0 };
 	struct ksmenable_stat st;
-	char path[64], *buf = NULL;
+	char path[80], *buf = NULL;
 	int wrong = 0;
 
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	pin_path(path, sizeof path, pin, "ksm_stat");
 	if (ksm_stat_parse(path, &st) == 0) {
 		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
@@ -478,10 +551,10 @@ void stops_read_back(pid_t pid, const struct target_plan *plan, struct plan_stat
 	r->bytes = 0;
 	if (!ps->n)
 		return;
-	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	pin_path(path, sizeof path, pin, "smaps");
 	if (!(rb.covered = calloc((size_t)ps->n, sizeof *rb.covered)) || !(rb.wrong = calloc((size_t)ps->n, 1)) ||
 	    !(buf = malloc(MAPS_BUF)) || maps_for_each(path, buf, MAPS_BUF, read_back_region, &rb) < 0) {
-		fail(r, "its regions could not be read back after the calls: %s", proc_running(pid) ?
+		fail(r, "its regions could not be read back after the calls: %s", !pin_ended(pin, 0) ?
 		     "out of memory or smaps unreadable" : "it has ended");
 		goto out;
 	}

@@ -41,7 +41,9 @@ unsigned long long region_ident(const struct region *g);
  * (outcome TARGET_REFUSED).  Else R->outcome is TARGET_DONE, to be
  * confirmed by stops_read_back().
  */
-void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r);
+struct pin;
+void stops_run(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
+	       struct target_result *r, bool *maybe_ended);
 
 /*
  * After the stops: reads ksm_stat and the VmFlags of the regions acted on,
@@ -49,6 +51,13 @@ void stops_run(pid_t pid, const struct target_plan *plan, struct plan_state *ps,
  * a refusal when the target does not read as the calls should have left
  * it (another thread switched the flag back, say).
  */
-void stops_read_back(pid_t pid, const struct target_plan *plan, struct plan_state *ps, struct target_result *r);
+void stops_read_back(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
+		     struct target_result *r);
+
+/*
+ * Is a stop signal (plan->stops) pending for ksm-run?  Then R says so: not
+ * done, before its first stop; refused, with the rest left as it was, after.
+ */
+bool stops_interrupted(const struct target_plan *plan, struct target_result *r);
 
 #endif

@@ -1,11 +1,16 @@
 /*
  * target.c: one process, enabled or disabled from outside.
  *
- * Everything that can be judged without stopping it is judged first, from
+ * It is pinned first (pin.h: the process, its program, its credentials),
+ * then everything that can be judged without stopping it is judged, from
  * /proc (traced by someone, stopped, a kernel thread, libksmenable inside,
- * already so); its regions are read from smaps before the stop too, so the
- * stop lasts only as long as the calls.  The calls themselves, over short
- * stops, and the reading back of what they did are stops.c's.
+ * already so), through a thread of it that lives; its regions are read
+ * from smaps before the stop too, so the stop lasts only as long as the
+ * calls.  The calls themselves, over short stops that each begin by
+ * checking the pin, and the reading back of what they did are stops.c's.
+ * A target that ended is "ended", never a refusal: whatever the kernel
+ * said on the way (EPERM from PTRACE_SEIZE for a zombie, an smaps without
+ * memory), the pidfd has the last word.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,11 +23,13 @@
 #include <unistd.h>
 
 #include "attach/inject.h"
+#include "attach/pin.h"
 #include "attach/stops.h"
 #include "attach/target.h"
 #include "common/files.h"
 #include "common/parse.h"
 #include "common/procfs.h"
+#include "common/stopsig.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
 #include "maps.h"
@@ -102,22 +109,32 @@ void target_not_permitted(struct target_result *r)
 		       "not dumpable; run ksm-run as root");
 }
 
-/* The /proc checks; false (with the reason) when the process is to be left alone. */
-static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_result *r)
+/*
+ * The /proc checks; false (with the reason) when the process is to be left
+ * alone.  *MAYBE_ENDED: the reason may be its end on the way (pin_ended decides).
+ */
+static bool may_touch(const struct pin *pin, const struct target_plan *plan, struct target_result *r,
+		      bool *maybe_ended)
 {
-	char path[64], text[4096], *p;
+	char path[80], text[4096], *p;
 	long long tracer = 0;
 	struct ksmenable_stat st;
+	struct proc_stat ps;
 
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_text(path, text, sizeof text)) {
-		refuse(r, "it is gone");
+	pin_path(path, sizeof path, pin, "status");
+	if (read_text(path, text, sizeof text) || proc_stat_read(pin->tid, &ps)) {
+		refuse(r, "its /proc files cannot be read");
+		*maybe_ended = true;
 		return false;
 	}
 	if ((p = strstr(text, "\nTracerPid:")))
 		tracer = strtoll(p + 11, NULL, 10);
-	if (pid == getpid()) {
+	if (pin->pid == getpid()) {
 		refuse(r, "that is ksm-run itself");
+		return false;
+	}
+	if (ps.flags & PROC_PF_KTHREAD) {
+		refuse(r, "it is a kernel thread: it has no memory of its own");
 		return false;
 	}
 	if (tracer > 0) {
@@ -127,19 +144,21 @@ static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_r
 	if ((p = strstr(text, "\nState:")) && (p = strpbrk(p + 7, "RSDTtZXIPK")) && strchr("TtZX", *p)) {
 		refuse(r, "%s", *p == 'Z' || *p == 'X' ? "it has ended (a zombie)" :
 		       "it is stopped (state T): it was not touched; continue it first");
+		*maybe_ended = *p == 'Z' || *p == 'X';
 		return false;
 	}
 	/* libksmenable in it: its own settings choose what merges. */
-	if (proc_maps_mention(pid, "/libksmenable.so")) {
+	if (proc_maps_mention(pin->tid, "/libksmenable.so")) {
 		refuse(r, "libksmenable is loaded in it: its own settings (KSM_ENABLE_*) choose what merges, "
 		       "and an attach would override them; left alone");
 		return false;
 	}
 	if (!strstr(text, "\nVmSize:")) {
-		refuse(r, "it is a kernel thread: it has no memory of its own");
+		refuse(r, "it has no memory (it is exiting)");
+		*maybe_ended = true;
 		return false;
 	}
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	pin_path(path, sizeof path, pin, "ksm_stat");
 	if (ksm_stat_parse(path, &st) == 0) {
 		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
@@ -156,41 +175,11 @@ static bool may_touch(pid_t pid, const struct target_plan *plan, struct target_r
 	return true;
 }
 
-/* The thread that makes the calls: the main one, unless it has ended. */
-static pid_t pick_thread(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	long long tid;
-	pid_t found = pid;
-	DIR *d;
-
-	if (proc_running(pid))
-		return pid;
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return pid;
-	while ((e = readdir(d)))
-		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && proc_running((pid_t)tid)) {
-			found = (pid_t)tid;
-			break;
-		}
-	closedir(d);
-	return found;
-}
-
-static void read_comm(pid_t pid, char *comm, size_t len)
-{
-	struct proc_stat st;
-
-	snprintf(comm, len, "%s", proc_stat_read(pid, &st) ? "?" : st.comm);
-}
-
 /* Reads the regions to act on; -1 (said in R) when they cannot be. */
-static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_state *ps,
+static int plan_ranges(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
 		       struct target_result *r)
 {
-	char path[64], *buf;
+	char path[80], *buf;
 	int ret;
 
 	ps->plan = plan;
@@ -202,7 +191,7 @@ static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_st
 		refuse(r, "out of memory");
 		return -1;
 	}
-	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	pin_path(path, sizeof path, pin, "smaps");
 	ret = maps_for_each(path, buf, MAPS_BUF, plan_region, ps);
 	free(buf);
 	if (ret < 0 && (errno == EACCES || errno == EPERM)) {
@@ -223,25 +212,50 @@ static int plan_ranges(pid_t pid, const struct target_plan *plan, struct plan_st
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
 	struct plan_state ps = { 0 };
+	struct proc_stat comm;
+	struct pin pin;
+	bool maybe_ended = false;
 
 	memset(r, 0, sizeof *r);
 	r->pid = pid;
 	r->merge_any = r->mergeable = -1;
-	read_comm(pid, r->comm, sizeof r->comm);
+	snprintf(r->comm, sizeof r->comm, "?");
 	if (!inject_supported()) {
 		refuse(r, "--attach is supported on x86_64 only");
 		return;
 	}
-	if (!may_touch(pid, plan, r) || plan_ranges(pid, plan, &ps, r))
+	/* Pinned before anything is read of it: what is judged is what the pin holds. */
+	if (pin_take(&pin, pid)) {
+		if (errno == EINVAL)
+			refuse(r, "%d is a thread of another process, not a process: give its process (Tgid)", (int)pid);
+		else
+			r->outcome = TARGET_ENDED;
+		return;
+	}
+	r->tid = pin.tid;
+	if (proc_stat_read(pid, &comm) == 0)
+		snprintf(r->comm, sizeof r->comm, "%s", comm.comm);
+	if (stops_interrupted(plan, r) || !may_touch(&pin, plan, r, &maybe_ended))
 		goto done;
+	if (plan_ranges(&pin, plan, &ps, r)) {
+		maybe_ended = true;     /* an smaps that cannot be read, of a process on its way out */
+		goto done;
+	}
 	if (!plan->process_wide && ps.n == 0) {
 		/* Nothing to do: as it should be already, or nothing was chosen at all. */
 		r->outcome = ps.matched ? TARGET_ALREADY : TARGET_NONE_MATCHED;
 		goto done;
 	}
-	r->tid = pick_thread(pid);
-	stops_run(pid, plan, &ps, r);
+	stops_run(&pin, plan, &ps, r, &maybe_ended);
 done:
-	stops_read_back(pid, plan, &ps, r);
+	/*
+	 * Whatever was said on the way, a process that ended has ended (its
+	 * pidfd says so), unless it died in a call made for us: a refusal.
+	 */
+	if (r->outcome == TARGET_REFUSED && !r->died_in_call && pin_ended(&pin, maybe_ended ? 250 : 0))
+		r->outcome = TARGET_ENDED;
+	if (r->outcome != TARGET_ENDED && r->outcome != TARGET_NOT_DONE)
+		stops_read_back(&pin, plan, &ps, r);
 	free(ps.r);
+	pin_release(&pin);
 }

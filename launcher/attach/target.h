@@ -6,6 +6,7 @@
 #ifndef KSMRUN_TARGET_H
 #define KSMRUN_TARGET_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -16,6 +17,8 @@ enum target_outcome {
 	TARGET_ALREADY,                 /* it was so already: not stopped */
 	TARGET_REFUSED,                 /* left alone, or given back unchanged; see why */
 	TARGET_NONE_MATCHED,            /* madvise form: no region matched the selection; not stopped */
+	TARGET_ENDED,                   /* it ended before or during the attach: not a refusal */
+	TARGET_NOT_DONE,                /* a stop signal came first: left alone; see why */
 };
 
 struct target_plan {
@@ -23,6 +26,7 @@ struct target_plan {
 	bool process_wide;              /* the prctl; else madvise of the selection */
 	const struct selection *sel;    /* the madvise form's choice */
 	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
+	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
 };
 
 struct target_result {
@@ -49,7 +53,11 @@ bool target_kernel_has_prctl(void);
 /* R refused: the kernel would not let us trace it; the reason and the fix. */
 void target_not_permitted(struct target_result *r);
 
-/* Does as PLAN says in process PID; never fails without filling *R. */
+/*
+ * Does as PLAN says in process PID; never fails without filling *R.  The
+ * process is pinned (pin.h) before it is judged, and every stop checks
+ * that it is still the process, the program and the credentials judged.
+ */
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r);
 
 #endif

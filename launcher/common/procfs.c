@@ -26,9 +26,12 @@ int proc_stat_parse(char *text, struct proc_stat *st)
 		n = sizeof st->comm - 1;
 	memcpy(st->comm, open_p + 1, n);
 	st->comm[n] = '\0';
-	/* Fields 3 (state) to 22 (starttime), from after the name. */
-	if (sscanf(close_p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
-		   &st->state, &ppid, &st->utime, &st->stime, &st->starttime) != 5)
+	/* Fields 3 (state) to 22 (starttime), from after the name; 26 and 28 if there. */
+	st->start_code = st->start_stack = 0;
+	if (sscanf(close_p + 1, " %c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu"
+		   " %*u %*d %*u %llu %*u %llu",
+		   &st->state, &ppid, &st->flags, &st->utime, &st->stime, &st->starttime,
+		   &st->start_code, &st->start_stack) < 6)
 		return -1;
 	st->ppid = (pid_t)ppid;
 	return 0;
@@ -49,6 +52,23 @@ bool proc_running(pid_t pid)
 	struct proc_stat st;
 
 	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+bool proc_any_thread_running(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	long long tid;
+	bool found = proc_running(pid);
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (found || !(d = opendir(path)))
+		return found;
+	while (!found && (e = readdir(d)))
+		found = !parse_ll(e->d_name, 1, INT_MAX, &tid) && proc_running((pid_t)tid);
+	closedir(d);
+	return found;
 }
 
 static void walk(pid_t pid, pid_t ppid, int depth, proc_visit_fn fn, void *arg)

@@ -15,13 +15,22 @@ struct proc_stat {
 	pid_t ppid;
 	unsigned long long utime, stime;   /* clock ticks */
 	unsigned long long starttime;      /* clock ticks after boot */
+	unsigned flags;                    /* the kernel's PF_* of the task (field 9) */
+	/* Where its program's code and stack begin (fields 26, 28): set anew by
+	 * every exec, randomized by ASLR; 0 when not shown (no right to trace it). */
+	unsigned long long start_code, start_stack;
 };
+
+#define PROC_PF_KTHREAD 0x00200000u        /* flags: a kernel thread */
 
 /* Returns 0, or -1 when PID is gone or its stat cannot be read. */
 int proc_stat_read(pid_t pid, struct proc_stat *st);
 
 /* Does PID (a process, or a thread's TID) still run: there, and neither a zombie nor dead? */
 bool proc_running(pid_t pid);
+
+/* Does a thread of process PID still run?  Its main thread may have ended before the others. */
+bool proc_any_thread_running(pid_t pid);
 
 /*
  * Calls FN for every descendant of ROOT (not ROOT itself), parents before

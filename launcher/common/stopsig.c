@@ -15,6 +15,18 @@ void stop_signals_block(sigset_t *set, const int *sigs)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+int stop_signal_pending(const sigset_t *set)
+{
+	sigset_t p;
+
+	if (sigpending(&p))
+		return 0;
+	for (int s = 1; s < NSIG; s++)
+		if (sigismember(set, s) == 1 && sigismember(&p, s) == 1)
+			return s;
+	return 0;
+}
+
 int stop_signals_wait(const sigset_t *set, double seconds)
 {
 	struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };

@@ -16,6 +16,9 @@
  */
 void stop_signals_block(sigset_t *set, const int *sigs);
 
+/* The lowest signal of SET pending (left pending), or 0. */
+int stop_signal_pending(const sigset_t *set);
+
 /* Waits up to SECONDS for one of SET: the signal taken, or 0 when none came. */
 int stop_signals_wait(const sigset_t *set, double seconds);
 

@@ -317,6 +317,7 @@ static void test_proc_stat(void)
 	CHECK(proc_stat_parse(text, &st) == 0);
 	CHECK(!strcmp(st.comm, "a) b) (c") && st.state == 'S' && st.ppid == 17);
 	CHECK(st.utime == 250 && st.stime == 31 && st.starttime == 987654);
+	CHECK(st.flags == 4194560 && !(st.flags & PROC_PF_KTHREAD) && st.start_code == 0);
 	CHECK(proc_stat_parse(bad, &st) != 0);
 	CHECK(proc_stat_read(getpid(), &st) == 0 && st.ppid == getppid() && st.starttime > 0);
 }

@@ -1,0 +1,225 @@
+/*
+ * pin.c: a target held to what was judged.
+ *
+ * The process: a pidfd, which says when that process has ended whatever
+ * its PID names later, and its start time, read while the pidfd shows it
+ * alive, so that /proc/PID is known to be that process.
+ *
+ * The program: the kernel keeps no exec counter that could be read, so an
+ * exec is recognised by what every exec sets anew: the program's file
+ * (/proc/PID/exe: device and inode) and where its code and its stack begin
+ * (stat fields 26 and 28; ASLR places both at random for each exec, so an
+ * exec of the same program is seen too).  The start time does not change
+ * at an exec, and the pidfd stays valid across one.  A process can move
+ * these addresses itself only with CAP_SYS_RESOURCE (prctl PR_SET_MM, as a
+ * checkpoint-restore tool does): it is then refused, which is the safe side.
+ *
+ * The credentials: the Uid:, Gid: and Groups: lines of the thread's status
+ * (real, effective, saved and file-system ids), compared as text.
+ *
+ * Everything is read through a thread that lives: a process whose main
+ * thread has exited is a zombie leader with no memory of its own, while
+ * its other threads run on (/proc/PID/task/TID).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach/pin.h"
+#include "common/files.h"
+#include "common/parse.h"
+#include "common/procfs.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+static bool thread_lives(pid_t pid, pid_t tid)
+{
+	char path[64], text[1024];
+	struct proc_stat st;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	return read_text(path, text, sizeof text) == 0 && proc_stat_parse(text, &st) == 0 &&
+	       st.state != 'Z' && st.state != 'X';
+}
+
+/* The main thread if it lives, else the first of the others that does; 0: none. */
+static pid_t live_thread(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	long long tid;
+	pid_t found = 0;
+	DIR *d;
+
+	if (thread_lives(pid, pid))
+		return pid;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!found && (e = readdir(d)))
+		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && thread_lives(pid, (pid_t)tid))
+			found = (pid_t)tid;
+	closedir(d);
+	return found;
+}
+
+static int read_exec(pid_t pid, pid_t tid, struct pin_exec *x)
+{
+	char path[64], text[1024];
+	struct proc_stat st;
+	struct stat exe;
+
+	memset(x, 0, sizeof *x);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (read_text(path, text, sizeof text) || proc_stat_parse(text, &st))
+		return -1;
+	x->start_code = st.start_code;
+	x->start_stack = st.start_stack;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/exe", (int)pid, (int)tid);
+	if (stat(path, &exe) == 0) {
+		x->dev = exe.st_dev;
+		x->ino = exe.st_ino;
+	}
+	return 0;
+}
+
+static int read_creds(pid_t pid, pid_t tid, char *out, size_t len)
+{
+	static const char *const keys[] = { "\nUid:", "\nGid:", "\nGroups:" };
+	char path[64], text[4096];
+	size_t used = 0;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if (read_text(path, text, sizeof text))
+		return -1;
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *p = strstr(text, keys[i]);
+		size_t n = p ? strcspn(p + 1, "\n") : 0;
+
+		if (p && used + n + 2 < len) {
+			memcpy(out + used, p + 1, n);
+			used += n;
+			out[used++] = '\n';
+		}
+	}
+	out[used] = '\0';
+	return 0;
+}
+
+static int read_start(pid_t pid, unsigned long long *start)
+{
+	struct proc_stat st;
+
+	if (proc_stat_read(pid, &st))
+		return -1;
+	*start = st.starttime;
+	return 0;
+}
+
+int pin_take(struct pin *p, pid_t pid)
+{
+	memset(p, 0, sizeof *p);
+	p->pid = pid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0 && errno != ENOSYS)
+		return -1;              /* ESRCH: gone; EINVAL: a thread, not a process */
+	if (read_start(pid, &p->start) || !(p->tid = live_thread(pid)) ||
+	    read_exec(pid, p->tid, &p->exec) || read_creds(pid, p->tid, p->creds, sizeof p->creds) ||
+	    pin_ended(p, 0)) {
+		pin_release(p);
+		errno = ESRCH;
+		return -1;
+	}
+	return 0;
+}
+
+bool pin_ended(const struct pin *p, int wait_ms)
+{
+	struct timespec t0, t;
+	unsigned long long start;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (p->pidfd >= 0) {
+			struct pollfd pf = { p->pidfd, POLLIN, 0 };
+
+			/* Readable once the process has ended, reaped or not. */
+			if (poll(&pf, 1, 0) > 0)
+				return true;
+		}
+		if (read_start(p->pid, &start) || start != p->start || !live_thread(p->pid))
+			return true;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= wait_ms)
+			return false;
+		if (p->pidfd >= 0) {
+			struct pollfd pf = { p->pidfd, POLLIN, 0 };
+
+			poll(&pf, 1, 10);
+		} else {
+			usleep(10000);
+		}
+	}
+}
+
+enum pin_verdict pin_check(const struct pin *p)
+{
+	struct pin_exec x;
+	char creds[sizeof p->creds];
+
+	if (pin_ended(p, 0))
+		return PIN_ENDED;
+	if (read_exec(p->pid, p->tid, &x) || read_creds(p->pid, p->tid, creds, sizeof creds)) {
+		pid_t other = live_thread(p->pid);
+
+		/* Its thread ended: another one tells whether the process exec'd. */
+		if (pin_ended(p, 0) || !other)
+			return PIN_ENDED;
+		if (read_exec(p->pid, other, &x) || memcmp(&x, &p->exec, sizeof x))
+			return PIN_EXECD;
+		return PIN_THREAD_GONE;
+	}
+	if (memcmp(&x, &p->exec, sizeof x))
+		return PIN_EXECD;
+	if (strcmp(creds, p->creds))
+		return PIN_CREDS;
+	return PIN_SAME;
+}
+
+const char *pin_reason(enum pin_verdict v)
+{
+	switch (v) {
+	case PIN_EXECD:
+		return "it exec'd during the attach: it runs another program now, which was not judged; left alone";
+	case PIN_CREDS:
+		return "its credentials changed during the attach: not those judged; left alone";
+	case PIN_THREAD_GONE:
+		return "the thread it was stopped in ended during the attach; try again";
+	case PIN_ENDED:
+		return "it ended during the attach";
+	case PIN_SAME:
+		break;
+	}
+	return "";
+}
+
+void pin_path(char *path, size_t len, const struct pin *p, const char *name)
+{
+	snprintf(path, len, "/proc/%d/task/%d/%s", (int)p->pid, (int)p->tid, name);
+}
+
+void pin_release(struct pin *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	p->pidfd = -1;
+}
