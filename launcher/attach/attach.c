@@ -88,7 +88,7 @@ static void print_line(const struct target_result *r, const struct target_plan *
 	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
 	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
 	if (r->outcome == TARGET_ENDED) {
-		printf("%s\n", r->stops ? " during the attach" : "");
+		printf("%s\n", r->tid ? " during the attach" : "");     /* it was there when the attach began */
 		return;
 	}
 	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE) {

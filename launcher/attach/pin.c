@@ -184,7 +184,10 @@ enum pin_verdict pin_check(const struct pin *p)
 		/* Its thread ended: another one tells whether the process exec'd. */
 		if (pin_ended(p, 0) || !other)
 			return PIN_ENDED;
-		if (read_exec(p->pid, other, &x) || memcmp(&x, &p->exec, sizeof x))
+		/* Unreadable too: a process on its way out (an exec leaves the new program readable). */
+		if (read_exec(p->pid, other, &x))
+			return pin_ended(p, 250) ? PIN_ENDED : PIN_THREAD_GONE;
+		if (memcmp(&x, &p->exec, sizeof x))
 			return PIN_EXECD;
 		return PIN_THREAD_GONE;
 	}

@@ -443,6 +443,19 @@ static void not_begun(struct engine *e, int err)
 		fail(r, "the thread it was stopped in ended during the attach; try again");
 }
 
+/* The stop just ended, in the target's figures. */
+static void count_stop(struct engine *e)
+{
+	struct target_result *r = e->r;
+	double stop = inject_stopped_for(&e->in);
+
+	r->stopped_s += stop;
+	if (stop > r->longest_stop_s)
+		r->longest_stop_s = stop;
+	r->stops++;
+	r->restarted |= e->in.restarted;
+}
+
 void stops_run(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
 	       struct target_result *r, bool *maybe_ended)
 {
@@ -456,8 +469,6 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 	}
 	r->outcome = TARGET_DONE;
 	while (work_left(&e)) {
-		double stop;
-
 		if (r->stops) {         /* it runs between the stops, at least as long as it was stopped */
 			double pause = r->longest_stop_s > 0.001 ? r->longest_stop_s : 0.001;
 
@@ -467,6 +478,8 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		if (stops_interrupted(plan, r))
 			break;
 		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
+			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
+				count_stop(&e);
 			not_begun(&e, err);
 			break;
 		}
@@ -479,13 +492,9 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 			seccomp_free(&e.sf);
 		}
 		err = inject_end(&e.in);
-		stop = inject_stopped_for(&e.in);
-		r->stopped_s += stop;
-		if (stop > r->longest_stop_s)
-			r->longest_stop_s = stop;
-		r->stops++;
-		r->restarted |= e.in.restarted;
+		count_stop(&e);
 		if (err == -ESRCH || err == -ESTALE || (r->outcome == TARGET_REFUSED && pin_ended(pin, 0))) {
+			*maybe_ended = true;    /* its thread went: the process may be on its way out */
 			if (still_pinned(pin, r) && !r->died_in_call)
 				fail(r, "the thread it was stopped in ended during the attach; try again");
 			break;

@@ -248,14 +248,27 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 	}
 	stops_run(&pin, plan, &ps, r, &maybe_ended);
 done:
+	if (r->outcome != TARGET_ENDED && r->outcome != TARGET_NOT_DONE) {
+		bool done = r->outcome == TARGET_DONE;
+
+		stops_read_back(&pin, plan, &ps, r);
+		/* Read back wrong: a process on its way out reads as if nothing were done. */
+		maybe_ended |= done && r->outcome == TARGET_REFUSED;
+	}
 	/*
 	 * Whatever was said on the way, a process that ended has ended (its
-	 * pidfd says so), unless it died in a call made for us: a refusal.
+	 * pidfd says so), unless it died in a call made for us: a refusal.  One
+	 * that exec'd or changed credentials meanwhile is refused for that (a
+	 * refusal on the way, such as an smaps gone with its thread, says less).
 	 */
-	if (r->outcome == TARGET_REFUSED && !r->died_in_call && pin_ended(&pin, maybe_ended ? 250 : 0))
-		r->outcome = TARGET_ENDED;
-	if (r->outcome != TARGET_ENDED && r->outcome != TARGET_NOT_DONE)
-		stops_read_back(&pin, plan, &ps, r);
+	if (r->outcome == TARGET_REFUSED && !r->died_in_call) {
+		enum pin_verdict v = pin_check(&pin);
+
+		if (pin_ended(&pin, maybe_ended ? 250 : 0))
+			r->outcome = TARGET_ENDED;
+		else if (v == PIN_EXECD || v == PIN_CREDS)
+			refuse(r, "%s", pin_reason(v));
+	}
 	free(ps.r);
 	pin_release(&pin);
 }
