@@ -426,6 +426,20 @@ bool stops_interrupted(const struct target_plan *plan, struct target_result *r)
 	return true;
 }
 
+/* Why the kernel would not let us trace it, and what to do. */
+void target_not_permitted(struct target_result *r)
+{
+	char scope[16] = "";
+
+	if (read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) == 0 && atoi(scope) > 0)
+		fail(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
+		       "is %d; run ksm-run as root%s", atoi(scope),
+		       atoi(scope) == 1 ? ", or set the sysctl to 0" : "");
+	else
+		fail(r, "not permitted to trace it: it belongs to another user or is "
+		       "not dumpable; run ksm-run as root");
+}
+
 /* The stop could not begin: why, in words (R). */
 static void not_begun(struct engine *e, int err)
 {

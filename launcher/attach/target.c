@@ -95,20 +95,6 @@ static void refuse(struct target_result *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Why the kernel would not let us trace it, and what to do. */
-void target_not_permitted(struct target_result *r)
-{
-	char scope[16] = "";
-
-	if (read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) == 0 && atoi(scope) > 0)
-		refuse(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
-		       "is %d; run ksm-run as root%s", atoi(scope),
-		       atoi(scope) == 1 ? ", or set the sysctl to 0" : "");
-	else
-		refuse(r, "not permitted to trace it: it belongs to another user or is "
-		       "not dumpable; run ksm-run as root");
-}
-
 /*
  * The /proc checks; false (with the reason) when the process is to be left
  * alone.  *MAYBE_ENDED: the reason may be its end on the way (pin_ended decides).

@@ -1,0 +1,52 @@
+/*
+ * outcome.h - what --attach asks of one target and what came of it: the
+ * plan target.c judges by and stops.c carries out, and the result both
+ * fill in and attach.c prints.
+ */
+#ifndef KSMRUN_OUTCOME_H
+#define KSMRUN_OUTCOME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "selection.h"
+
+enum target_outcome {
+	TARGET_DONE,                    /* enabled (or disabled) now */
+	TARGET_ALREADY,                 /* it was so already: not stopped */
+	TARGET_REFUSED,                 /* left alone, or given back unchanged; see why */
+	TARGET_NONE_MATCHED,            /* madvise form: no region matched the selection; not stopped */
+	TARGET_ENDED,                   /* it ended before or during the attach: not a refusal */
+	TARGET_NOT_DONE,                /* a stop signal came first: left alone; see why */
+};
+
+struct target_plan {
+	bool disable;                   /* --detach */
+	bool process_wide;              /* the prctl; else madvise of the selection */
+	const struct selection *sel;    /* the madvise form's choice */
+	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
+	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
+};
+
+struct target_result {
+	pid_t pid, tid;                 /* the process, and the thread that made the calls */
+	char comm[32];
+	enum target_outcome outcome;
+	char why[256];                  /* REFUSED: the reason and what to do */
+	double stopped_s;               /* how long its thread was stopped, in all; 0 if never */
+	double longest_stop_s;          /* the longest of its stops */
+	int stops;                      /* how often (as many as the stop budget needs) */
+	int calls;                      /* system calls it made for us */
+	int regions;                    /* as read back: madvise form, regions advised (made unmergeable);
+					 * prctl form, secret-like kept out (unmerged before the flag went) */
+	unsigned long long bytes;       /* their size, as read back */
+	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
+	bool restarted;                 /* a call failed by the stop was restarted for it */
+	bool died_in_call;              /* in (or of) a call made for us: a refusal */
+};
+
+/* R refused: the kernel would not let us trace it; the reason and the fix (stops.c). */
+void target_not_permitted(struct target_result *r);
+
+#endif
