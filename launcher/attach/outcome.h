@@ -46,6 +46,10 @@ struct target_result {
 	bool died_in_call;              /* in (or of) a call made for us: a refusal */
 };
 
+/* R refused, for the reason FMT says (stops.c). */
+__attribute__((format(printf, 2, 3)))
+void target_refuse(struct target_result *r, const char *fmt, ...);
+
 /* R refused: the kernel would not let us trace it; the reason and the fix (stops.c). */
 void target_not_permitted(struct target_result *r);
 

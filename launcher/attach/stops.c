@@ -74,8 +74,7 @@ unsigned long long region_ident(const struct region *g)
 	return h;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void fail(struct target_result *r, const char *fmt, ...)
+void target_refuse(struct target_result *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -149,7 +148,7 @@ static bool still_pinned(const struct pin *pin, struct target_result *r)
 
 	if (v == PIN_SAME)
 		return true;
-	fail(r, "%s", pin_reason(v));
+	target_refuse(r, "%s", pin_reason(v));
 	if (v == PIN_ENDED)
 		r->outcome = TARGET_ENDED;
 	return false;
@@ -251,7 +250,7 @@ static int set_flag(struct engine *e, bool on)
 	for (int tries = 0; !err && (tries == 0 || (tries < 3 && merge_flag_is(e->pin, on) == 0)); tries++) {
 		err = call(e, SYS_prctl, a, "prctl(PR_SET_MEMORY_MERGE)", &res);
 		if (!err && res < 0) {
-			fail(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", restart_strerror(res));
+			target_refuse(e->r, "prctl(PR_SET_MEMORY_MERGE) failed in it: %s", restart_strerror(res));
 			err = (int)res;
 		}
 	}
@@ -267,7 +266,7 @@ static int advise(struct engine *e, unsigned long start, unsigned long len, int 
 
 	/* ENOMEM: a gap in the range; the mapped parts were advised. */
 	if (!err && res < 0 && res != -ENOMEM) {
-		fail(e->r, "madvise failed in it: %s", restart_strerror(res));
+		target_refuse(e->r, "madvise failed in it: %s", restart_strerror(res));
 		err = (int)res;
 	}
 	return err;
@@ -379,7 +378,7 @@ static int enable_process_wide(struct engine *e)
 		snprintf(was, sizeof was, "%s", e->r->why);
 		if (!e->r->died_in_call)
 			call(e, SYS_prctl, off, "prctl(PR_SET_MEMORY_MERGE)", &res);
-		fail(e->r, "its secret-like memory could not be kept out (%.160s): the process-wide flag "
+		target_refuse(e->r, "its secret-like memory could not be kept out (%.160s): the process-wide flag "
 		     "was switched off again", was);
 	}
 	return err;
@@ -418,7 +417,7 @@ bool stops_interrupted(const struct target_plan *plan, struct target_result *r)
 	if (!sig)
 		return false;
 	if (r->stops) {
-		fail(r, "ksm-run got %s after %d stops: the rest was left as it was", name, r->stops);
+		target_refuse(r, "ksm-run got %s after %d stops: the rest was left as it was", name, r->stops);
 	} else {
 		r->outcome = TARGET_NOT_DONE;
 		snprintf(r->why, sizeof r->why, "ksm-run got %s first: left alone", name);
@@ -432,11 +431,11 @@ void target_not_permitted(struct target_result *r)
 	char scope[16] = "";
 
 	if (read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) == 0 && atoi(scope) > 0)
-		fail(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
+		target_refuse(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
 		       "is %d; run ksm-run as root%s", atoi(scope),
 		       atoi(scope) == 1 ? ", or set the sysctl to 0" : "");
 	else
-		fail(r, "not permitted to trace it: it belongs to another user or is "
+		target_refuse(r, "not permitted to trace it: it belongs to another user or is "
 		       "not dumpable; run ksm-run as root");
 }
 
@@ -454,7 +453,7 @@ static void not_begun(struct engine *e, int err)
 		target_not_permitted(r);
 	*e->maybe_ended = err == -EPERM || err == -ESRCH;
 	if (err == -ESRCH && still_pinned(e->pin, r))
-		fail(r, "the thread it was stopped in ended during the attach; try again");
+		target_refuse(r, "the thread it was stopped in ended during the attach; try again");
 }
 
 /* The stop just ended, in the target's figures. */
@@ -478,7 +477,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 
 	e.budget = plan->stop_budget_s > 0 ? plan->stop_budget_s : STOP_BUDGET_DEFAULT_S;
 	if (!(e.still = calloc((size_t)ps->n + 1, sizeof *e.still))) {
-		fail(r, "out of memory");
+		target_refuse(r, "out of memory");
 		return;
 	}
 	r->outcome = TARGET_DONE;
@@ -510,11 +509,11 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		if (err == -ESRCH || err == -ESTALE || (r->outcome == TARGET_REFUSED && pin_ended(pin, 0))) {
 			*maybe_ended = true;    /* its thread went: the process may be on its way out */
 			if (still_pinned(pin, r) && !r->died_in_call)
-				fail(r, "the thread it was stopped in ended during the attach; try again");
+				target_refuse(r, "the thread it was stopped in ended during the attach; try again");
 			break;
 		}
 		if (err && r->outcome != TARGET_REFUSED && r->outcome != TARGET_ENDED)
-			fail(r, "it could not be let go cleanly: %s", strerror(-err));
+			target_refuse(r, "it could not be let go cleanly: %s", strerror(-err));
 		if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_ENDED)
 			break;
 	}
@@ -566,7 +565,7 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 	if (r->outcome != TARGET_DONE)
 		return;
 	if (plan->process_wide && r->merge_any >= 0 && r->merge_any != !plan->disable) {
-		fail(r, "the call returned success, yet ksm_merge_any reads %s afterwards: something in it "
+		target_refuse(r, "the call returned success, yet ksm_merge_any reads %s afterwards: something in it "
 		     "(another thread?) switched it back", r->merge_any ? "yes" : "no");
 		return;
 	}
@@ -577,7 +576,7 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 	pin_path(path, sizeof path, pin, "smaps");
 	if (!(rb.covered = calloc((size_t)ps->n, sizeof *rb.covered)) || !(rb.wrong = calloc((size_t)ps->n, 1)) ||
 	    !(buf = malloc(MAPS_BUF)) || maps_for_each(path, buf, MAPS_BUF, read_back_region, &rb) < 0) {
-		fail(r, "its regions could not be read back after the calls: %s", !pin_ended(pin, 0) ?
+		target_refuse(r, "its regions could not be read back after the calls: %s", !pin_ended(pin, 0) ?
 		     "out of memory or smaps unreadable" : "it has ended");
 		goto out;
 	}
@@ -592,7 +591,7 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 		r->bytes += rb.covered[k];
 	}
 	if (wrong)
-		fail(r, "%d of the regions acted on read back %s afterwards (VmFlags): something in it "
+		target_refuse(r, "%d of the regions acted on read back %s afterwards (VmFlags): something in it "
 		     "(another thread?) advised them back", wrong, rb.want_mg ? "not mergeable" : "still mergeable");
 out:
 	free(buf);

@@ -15,7 +15,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,17 +83,6 @@ static int plan_region(const struct region *g, void *arg)
 	return 0;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void refuse(struct target_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->outcome = TARGET_REFUSED;
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof r->why, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * The /proc checks; false (with the reason) when the process is to be left
  * alone.  *MAYBE_ENDED: the reason may be its end on the way (pin_ended decides).
@@ -109,38 +97,38 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 
 	pin_path(path, sizeof path, pin, "status");
 	if (read_text(path, text, sizeof text) || proc_stat_read(pin->tid, &ps)) {
-		refuse(r, "its /proc files cannot be read");
+		target_refuse(r, "its /proc files cannot be read");
 		*maybe_ended = true;
 		return false;
 	}
 	if ((p = strstr(text, "\nTracerPid:")))
 		tracer = strtoll(p + 11, NULL, 10);
 	if (pin->pid == getpid()) {
-		refuse(r, "that is ksm-run itself");
+		target_refuse(r, "that is ksm-run itself");
 		return false;
 	}
 	if (ps.flags & PROC_PF_KTHREAD) {
-		refuse(r, "it is a kernel thread: it has no memory of its own");
+		target_refuse(r, "it is a kernel thread: it has no memory of its own");
 		return false;
 	}
 	if (tracer > 0) {
-		refuse(r, "it is traced by process %lld (a debugger or strace): left alone", tracer);
+		target_refuse(r, "it is traced by process %lld (a debugger or strace): left alone", tracer);
 		return false;
 	}
 	if ((p = strstr(text, "\nState:")) && (p = strpbrk(p + 7, "RSDTtZXIPK")) && strchr("TtZX", *p)) {
-		refuse(r, "%s", *p == 'Z' || *p == 'X' ? "it has ended (a zombie)" :
+		target_refuse(r, "%s", *p == 'Z' || *p == 'X' ? "it has ended (a zombie)" :
 		       "it is stopped (state T): it was not touched; continue it first");
 		*maybe_ended = *p == 'Z' || *p == 'X';
 		return false;
 	}
 	/* libksmenable in it: its own settings choose what merges. */
 	if (proc_maps_mention(pin->tid, "/libksmenable.so")) {
-		refuse(r, "libksmenable is loaded in it: its own settings (KSM_ENABLE_*) choose what merges, "
+		target_refuse(r, "libksmenable is loaded in it: its own settings (KSM_ENABLE_*) choose what merges, "
 		       "and an attach would override them; left alone");
 		return false;
 	}
 	if (!strstr(text, "\nVmSize:")) {
-		refuse(r, "it has no memory (it is exiting)");
+		target_refuse(r, "it has no memory (it is exiting)");
 		*maybe_ended = true;
 		return false;
 	}
@@ -154,7 +142,7 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 		return false;
 	}
 	if (plan->process_wide && !target_kernel_has_prctl()) {
-		refuse(r, "this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4): choose regions with "
+		target_refuse(r, "this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4): choose regions with "
 		       "--allow (madvise), which older kernels have");
 		return false;
 	}
@@ -174,7 +162,7 @@ static int plan_ranges(const struct pin *pin, const struct target_plan *plan, st
 	ps->matched = 0;
 	ps->failed = false;
 	if (!(ps->r = malloc((size_t)ps->cap * sizeof *ps->r)) || !(buf = malloc(MAPS_BUF))) {
-		refuse(r, "out of memory");
+		target_refuse(r, "out of memory");
 		return -1;
 	}
 	pin_path(path, sizeof path, pin, "smaps");
@@ -185,11 +173,11 @@ static int plan_ranges(const struct pin *pin, const struct target_plan *plan, st
 		return -1;
 	}
 	if (ret < 0) {
-		refuse(r, "its smaps cannot be read: %s", strerror(errno));
+		target_refuse(r, "its smaps cannot be read: %s", strerror(errno));
 		return -1;
 	}
 	if (ps->failed) {
-		refuse(r, "out of memory for its %d regions: nothing was done", ps->n);
+		target_refuse(r, "out of memory for its %d regions: nothing was done", ps->n);
 		return -1;
 	}
 	return 0;
@@ -207,13 +195,13 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 	r->merge_any = r->mergeable = -1;
 	snprintf(r->comm, sizeof r->comm, "?");
 	if (!inject_supported()) {
-		refuse(r, "--attach is supported on x86_64 only");
+		target_refuse(r, "--attach is supported on x86_64 only");
 		return;
 	}
 	/* Pinned before anything is read of it: what is judged is what the pin holds. */
 	if (pin_take(&pin, pid)) {
 		if (errno == EINVAL)
-			refuse(r, "%d is a thread of another process, not a process: give its process (Tgid)", (int)pid);
+			target_refuse(r, "%d is a thread of another process, not a process: give its process (Tgid)", (int)pid);
 		else
 			r->outcome = TARGET_ENDED;
 		return;
@@ -253,7 +241,7 @@ done:
 		if (pin_ended(&pin, maybe_ended ? 250 : 0))
 			r->outcome = TARGET_ENDED;
 		else if (v == PIN_EXECD || v == PIN_CREDS)
-			refuse(r, "%s", pin_reason(v));
+			target_refuse(r, "%s", pin_reason(v));
 	}
 	free(ps.r);
 	pin_release(&pin);
