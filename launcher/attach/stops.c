@@ -287,6 +287,8 @@ static unsigned long chunk_for(struct engine *e, const struct range *g, unsigned
 
 	if (e->s_per_unit <= 0) {
 		chunk = (unsigned long)(FIRST_CHUNK / density(g));
+	} else if (left <= 0) {
+		chunk = page;           /* the budget is spent: the least there is (a stop makes progress) */
 	} else {
 		chunk = (unsigned long)(left * 0.5 / e->s_per_unit / density(g));
 		if (e->last_chunk && chunk > 4 * e->last_chunk)
