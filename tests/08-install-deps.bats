@@ -144,7 +144,7 @@ ksmenable-fake-file | file:/nonexistent/ksmenable | this test' run "$DEPS" --che
 	run "$DEPS" --list
 	[ "$status" = 0 ]
 	local p
-	for p in bats procps jq libseccomp-dev musl-tools mandoc libcap2-bin util-linux bsdutils gcc \
+	for p in bats procps time jq libseccomp-dev musl-tools mandoc libcap2-bin util-linux bsdutils gcc \
 		libc6-dev clang libclang-rt-dev llvm make python3 binutils zsh bash-completion prometheus; do
 		grep -q "^$p " <<<"$output" || { echo "not in the table: $p"; return 1; }
 	done
