@@ -18,7 +18,7 @@ teardown_extra() {
 
 ODD_COMM=$'x\xff\xfe"y'
 # What a decoder reads for it: each byte that is not UTF-8 is one U+FFFD.
-ODD_COMM_READ=$'x\ufffd\ufffd"y'
+ODD_COMM_READ=$'x\xef\xbf\xbd\xef\xbf\xbd"y'   # U+FFFD as UTF-8 bytes: \u in $'' needs a UTF-8 locale
 
 # strict_json: standard input is one JSON text in strict UTF-8 (python's
 # decoder, not ksm-run's), printed back as JSON for jq.
@@ -66,5 +66,5 @@ start_odd_process() {
 	echo "$json"
 	[ "$(jq -r --argjson p "$(wl_pid odd)" '.processes[] | select(.pid == $p) | .comm' <<<"$json")" = "$ODD_COMM_READ" ]
 	local name=${ODD_CGROUP#cgroup:}
-	jq -r '.groups[].cgroup' <<<"$json" | grep -qxF "/${name%$'\xff'}"$'\ufffd'
+	jq -r '.groups[].cgroup' <<<"$json" | grep -qxF "/${name%$'\xff'}"$'\xef\xbf\xbd'
 }
