@@ -46,11 +46,11 @@ struct target_result {
 	bool died_in_call;              /* in (or of) a call made for us: a refusal */
 };
 
-/* R refused, for the reason FMT says (stops.c). */
+/* R refused, for the reason FMT says. */
 __attribute__((format(printf, 2, 3)))
 void target_refuse(struct target_result *r, const char *fmt, ...);
 
-/* R refused: the kernel would not let us trace it; the reason and the fix (stops.c). */
+/* R refused: the kernel would not let us trace it; the reason and the fix. */
 void target_not_permitted(struct target_result *r);
 
 #endif

@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,16 +71,6 @@ unsigned long long region_ident(const struct region *g)
 	for (size_t i = 0; g->name && i < (g->cls == REGION_FILE ? strlen(g->name) : g->name_len); i++)
 		h = (h ^ (unsigned char)g->name[i]) * 1099511628211ULL;
 	return h;
-}
-
-void target_refuse(struct target_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	r->outcome = TARGET_REFUSED;
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof r->why, fmt, ap);
-	va_end(ap);
 }
 
 static unsigned long range_from(const struct engine *e, int i)
@@ -425,20 +414,6 @@ bool stops_interrupted(const struct target_plan *plan, struct target_result *r)
 		snprintf(r->why, sizeof r->why, "ksm-run got %s first: left alone", name);
 	}
 	return true;
-}
-
-/* Why the kernel would not let us trace it, and what to do. */
-void target_not_permitted(struct target_result *r)
-{
-	char scope[16] = "";
-
-	if (read_text("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof scope) == 0 && atoi(scope) > 0)
-		target_refuse(r, "not permitted to trace it: Yama's kernel.yama.ptrace_scope "
-		       "is %d; run ksm-run as root%s", atoi(scope),
-		       atoi(scope) == 1 ? ", or set the sysctl to 0" : "");
-	else
-		target_refuse(r, "not permitted to trace it: it belongs to another user or is "
-		       "not dumpable; run ksm-run as root");
 }
 
 /* The stop could not begin: why, in words (R). */
