@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "attach/trampoline.h"
+#include "common/procfs.h"
 
 #if defined(__x86_64__)
 
@@ -81,27 +82,32 @@ static bool put_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
 	return ok;
 }
 
+struct range_found {
+	uint64_t lo, hi;
+};
+
+static bool is_vdso(const char *line, void *arg)
+{
+	struct range_found *r = arg;
+	unsigned long long a, b;
+
+	if (!strstr(line, "[vdso]") || sscanf(line, "%llx-%llx", &a, &b) != 2)
+		return false;
+	r->lo = a;
+	r->hi = b;
+	return true;
+}
+
 /* The [vdso] mapping of TID: false when it has none. */
 static bool vdso_range(pid_t tid, uint64_t *lo, uint64_t *hi)
 {
-	char path[64], line[512];
-	bool found = false;
-	FILE *f;
+	struct range_found r;
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)tid);
-	if (!(f = fopen(path, "re")))
+	if (!proc_maps_find(tid, is_vdso, &r))
 		return false;
-	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long long a, b;
-
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &a, &b) == 2) {
-			*lo = a;
-			*hi = b;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
+	*lo = r.lo;
+	*hi = r.hi;
+	return true;
 }
 
 /* Where the vDSO's ELF image ends (headers, segments, sections), or 0 if it is not one. */
@@ -192,27 +198,29 @@ static uint64_t block_at(uint64_t rsp)
  * mapping?  A tracer's write would go through to a PROT_NONE guard page,
  * which the trampoline could not then read.
  */
+/* The mapping that holds the block's start (at lo): readable and writable, up to rsp? */
+struct stack_probe {
+	uint64_t lo, rsp;
+	bool ok;
+};
+
+static bool holds_block(const char *line, void *arg)
+{
+	struct stack_probe *p = arg;
+	unsigned long long a, b;
+	char perms[8];
+
+	if (sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3 || p->lo < a || p->lo >= b)
+		return false;
+	p->ok = perms[0] == 'r' && perms[1] == 'w' && p->rsp <= b;
+	return true;
+}
+
 bool trampoline_stack_ok(pid_t tid, uint64_t rsp)
 {
-	char path[64], line[512];
-	uint64_t lo = block_at(rsp);
-	bool ok = false, found = false;
-	FILE *f;
+	struct stack_probe p = { block_at(rsp), rsp, false };
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)tid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof line, f)) {
-		unsigned long long a, b;
-		char perms[8];
-
-		if (sscanf(line, "%llx-%llx %7s", &a, &b, perms) != 3 || lo < a || lo >= b)
-			continue;
-		found = true;
-		ok = perms[0] == 'r' && perms[1] == 'w' && rsp <= b;
-	}
-	fclose(f);
-	return ok;
+	return proc_maps_find(tid, holds_block, &p) && p.ok;
 }
 
 uint64_t trampoline_arm(pid_t tid, uint64_t tramp, const struct user_regs_struct *r)

@@ -104,7 +104,7 @@ void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg)
 	walk(root, 0, 0, fn, arg);
 }
 
-bool proc_maps_mention(pid_t pid, const char *text)
+bool proc_maps_find(pid_t pid, proc_maps_line_fn fn, void *arg)
 {
 	char path[64], line[4096];
 	bool found = false;
@@ -114,9 +114,19 @@ bool proc_maps_mention(pid_t pid, const char *text)
 	if (!(f = fopen(path, "re")))
 		return false;
 	while (!found && fgets(line, sizeof line, f))
-		found = strstr(line, text) != NULL;
+		found = fn(line, arg);
 	fclose(f);
 	return found;
+}
+
+static bool line_mentions(const char *line, void *text)
+{
+	return strstr(line, text) != NULL;
+}
+
+bool proc_maps_mention(pid_t pid, const char *text)
+{
+	return proc_maps_find(pid, line_mentions, (void *)text);
 }
 
 long long proc_rss_anon_kb(pid_t pid)

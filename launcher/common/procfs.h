@@ -43,6 +43,13 @@ void proc_walk_tree(pid_t root, proc_visit_fn fn, void *arg);
 /* Does a line of /proc/PID/maps hold TEXT (a library's path, say)?  false when unreadable. */
 bool proc_maps_mention(pid_t pid, const char *text);
 
+/*
+ * Calls FN on each line of /proc/PID/maps (PID may be a thread's TID) until
+ * it returns true; then true, else false (also when unreadable).
+ */
+typedef bool (*proc_maps_line_fn)(const char *line, void *arg);
+bool proc_maps_find(pid_t pid, proc_maps_line_fn fn, void *arg);
+
 /* RssAnon of /proc/PID/status in kB, or -1. */
 long long proc_rss_anon_kb(pid_t pid);
 
