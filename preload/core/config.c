@@ -163,6 +163,21 @@ static int load_list(struct selector_list **list, int *set, const char *var,
 	return 0;
 }
 
+/* A 0|1 variable into *OUT (left as it is when not given); -1 with ERR when malformed. */
+static int load_switch(int *out, const char *var, const struct config_source *src, char *err, size_t errlen)
+{
+	const char *v = given(src, var);
+
+	if (!v)
+		return 0;
+	if (strcmp(v, "0") && strcmp(v, "1")) {
+		snprintf(err, errlen, "%s='%s': not a switch (accepted: 0, 1)", name_of(src, var), v);
+		return -1;
+	}
+	*out = v[0] == '1';
+	return 0;
+}
+
 void config_free(struct config *c)
 {
 	free(c->allow);
@@ -279,22 +294,9 @@ int config_load(struct config *c, const struct config_source *src, char *err, si
 		}
 		c->rescan_ms = n;
 	}
-	if ((v = given(src, "KSM_ENABLE_INHERIT"))) {
-		if (strcmp(v, "0") && strcmp(v, "1")) {
-			snprintf(err, errlen, "%s='%s': not a switch (accepted: 0, 1)",
-				 name_of(src, "KSM_ENABLE_INHERIT"), v);
-			return fail(c);
-		}
-		c->inherit = v[0] == '1';
-	}
-	if ((v = given(src, "KSM_ENABLE_STRICT"))) {
-		if (strcmp(v, "0") && strcmp(v, "1")) {
-			snprintf(err, errlen, "%s='%s': not a switch (accepted: 0, 1)",
-				 name_of(src, "KSM_ENABLE_STRICT"), v);
-			return fail(c);
-		}
-		c->strict = v[0] == '1';
-	}
+	if (load_switch(&c->inherit, "KSM_ENABLE_INHERIT", src, err, errlen) ||
+	    load_switch(&c->strict, "KSM_ENABLE_STRICT", src, err, errlen))
+		return fail(c);
 	/* Selections need madvise: the process-wide prctl cannot honour them. */
 	if (c->mode == MODE_PRCTL && (c->allow_set || c->deny_set || c->min_size_set)) {
 		snprintf(err, errlen, "%s=prctl merges all memory, but %s is set "
