@@ -68,7 +68,11 @@ rescanned() { region_mergeable "$WL_PID" "$(workload_region later)"; }
 }
 
 @test "across fork: the child keeps the parent's marks, and its own rescan honours them" {
-	start_workload "${MADVISE[@]}" -- "$(marks)" map=key:4 unmergeable=key fork mapk=later:256 wait
+	# Without LSan: the child of this two-threaded program may inherit the
+	# loader's lock held (the sanitizer runtime in the other thread), and
+	# LSan's check at the child's exit waits on it for ever (seen once in
+	# 40 sanitized runs); the marks, not leaks, are tested here.
+	start_workload $NO_LSAN "${MADVISE[@]}" -- "$(marks)" map=key:4 unmergeable=key fork mapk=later:256 wait
 	local child
 	child=$(awk '$1 == "region" && $2 == "later" { print $4 }' "$WL_OUT")
 	[ -n "$child" ] && [ "$child" != "$WL_PID" ]
