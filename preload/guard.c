@@ -260,11 +260,11 @@ void guard_kept_out(unsigned long *prog_ranges, unsigned long long *prog_bytes,
 
 static int import_region(const struct region *r, void *arg)
 {
-	const volatile int *stop = arg;
+	const int *stop = arg;
 	unsigned marks = 0;
 
 	/* A program that ends at once must not wait for this read. */
-	if (stop && *stop)
+	if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED))
 		return 1;
 	if (r->vmflags <= 0)
 		return 0;
@@ -282,7 +282,7 @@ static int import_region(const struct region *r, void *arg)
 	return 0;
 }
 
-void guard_import_smaps(int smaps_fd, const volatile int *stop)
+void guard_import_smaps(int smaps_fd, const int *stop)
 {
 	char buf[16384];
 

@@ -59,7 +59,7 @@ void guard_after_process_merge(void);
  * that the thread itself opens nothing); the read ends early once *STOP is
  * set (the program is ending).
  */
-void guard_import_smaps(int smaps_fd, const volatile int *stop);
+void guard_import_smaps(int smaps_fd, const int *stop);
 
 /* Bytes and ranges kept out now, for the report: by the program, as secret-like. */
 void guard_kept_out(unsigned long *prog_ranges, unsigned long long *prog_bytes,

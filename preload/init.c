@@ -51,11 +51,11 @@ static void start_madvise(void)
 	lib.sel.deny = lib.cfg.deny ? lib.cfg.deny : &no_selectors;
 	lib.sel.min_size = lib.cfg.min_size;
 	lib.applied = APPLIED_MADVISE;
-	lib.watching = 1;
+	library_set_watching(1);
 	layout_track(1);
 	guard_enable(selector_has(lib.cfg.allow, SEL_SECRET));
 	library_pass();
-	if (!lib.watching)
+	if (!library_watching())
 		return;
 	log_info("madvise mode: %lu regions, %llu bytes advised; rescan every %ld ms",
 		 lib.last.regions, lib.last.bytes, lib.cfg.rescan_ms);

@@ -126,7 +126,7 @@ static void after_mmap(void *p, size_t len, int flags, int fd, unsigned long sin
 	}                                                                       \
 	if (p != MAP_FAILED && marks_any() && marks_near((unsigned long)p, page_end(p, len))) \
 		forget_marks(p, len);                                           \
-	if (p != MAP_FAILED && lib.watching)                                    \
+	if (p != MAP_FAILED && library_watching())                              \
 		after_mmap(p, len, flags, fd, since);                           \
 	return p
 
@@ -162,7 +162,7 @@ EXPORT int prctl(int option, ...)
 	prctl_fn next = NEXT(real_prctl, "prctl");
 	rescan_start_if_due();
 	ret = next ? next(option, a2, a3, a4, a5) : (int)syscall(SYS_prctl, option, a2, a3, a4, a5);
-	if (ret == 0 && option == PR_SET_VMA && a2 == PR_SET_VMA_ANON_NAME && lib.watching) {
+	if (ret == 0 && option == PR_SET_VMA && a2 == PR_SET_VMA_ANON_NAME && library_watching()) {
 		saved_errno = errno;
 		err = advise_renamed(&lib.sel, (void *)a3, a4, (const char *)a5);
 		if (err && err != ENOMEM)

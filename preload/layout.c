@@ -24,7 +24,9 @@ static struct change {
 	unsigned long seq;              /* its number + 1 once written; 0 empty */
 } ring[RING];
 static unsigned long head;              /* number of the next change */
-static volatile int tracking;
+/* Set by the constructor and the fork handlers, read by every interposed
+ * call: atomic, relaxed (a switch, ordering nothing). */
+static int tracking;
 
 #ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
 #define LOCK_INITIALIZER PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
@@ -49,8 +51,16 @@ static void turnstile_reset(void)
 }
 #endif
 static pthread_rwlock_t lock = LOCK_INITIALIZER;
-/* A child of a fork made inside a change of its thread: the lock is not used again (see the end). */
-static volatile int retired;
+/* A child of a fork made inside a change of its thread: the lock is not used
+ * again (see the end).  Set by fork's child handler, while the forking
+ * thread is the only one; read by any thread, signal handlers included:
+ * atomic, relaxed (it orders nothing else). */
+static int retired;
+
+static int is_retired(void)
+{
+	return __atomic_load_n(&retired, __ATOMIC_RELAXED);
+}
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -61,12 +71,12 @@ static TLS int fork_inside_read;
 
 void layout_track(int on)
 {
-	tracking = on;
+	__atomic_store_n(&tracking, on, __ATOMIC_RELAXED);
 }
 
 int layout_tracking(void)
 {
-	return tracking;
+	return __atomic_load_n(&tracking, __ATOMIC_RELAXED);
 }
 
 /*
@@ -78,7 +88,7 @@ int layout_tracking(void)
  */
 void layout_change_begin(void)
 {
-	if (reading++ > 0 || retired)
+	if (reading++ > 0 || is_retired())
 		return;
 	pass_turnstile();
 	pthread_rwlock_rdlock(&lock);
@@ -98,14 +108,14 @@ void layout_change_note(unsigned long start, unsigned long end)
 void layout_change_end(unsigned long start, unsigned long end)
 {
 	layout_change_note(start, end);
-	if (reading == 1 && !retired)
+	if (reading == 1 && !is_retired())
 		pthread_rwlock_unlock(&lock);
 	reading--;
 }
 
 int layout_unusable_here(void)
 {
-	return reading > 0 || retired;
+	return reading > 0 || is_retired();
 }
 
 unsigned long layout_now(void)
@@ -123,13 +133,13 @@ static void lock_exclusive(void)
 void layout_lock(void)
 {
 	signals_hold();
-	if (!retired)
+	if (!is_retired())
 		lock_exclusive();
 }
 
 void layout_unlock(void)
 {
-	if (!retired)
+	if (!is_retired())
 		pthread_rwlock_unlock(&lock);
 	signals_release();
 }
@@ -159,13 +169,13 @@ void layout_atfork_prepare(void)
 {
 	signals_hold();
 	fork_inside_read = reading > 0;
-	if (!fork_inside_read && !retired)
+	if (!fork_inside_read && !is_retired())
 		lock_exclusive();
 }
 
 void layout_atfork_parent(void)
 {
-	if (!fork_inside_read && !retired)
+	if (!fork_inside_read && !is_retired())
 		pthread_rwlock_unlock(&lock);
 	signals_release();
 }
@@ -185,6 +195,6 @@ void layout_atfork_child(void)
 	lock = unlocked;
 	turnstile_reset();
 	if (fork_inside_read)
-		retired = 1;
+		__atomic_store_n(&retired, 1, __ATOMIC_RELAXED);
 	signals_release();
 }

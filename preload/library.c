@@ -34,15 +34,16 @@ static const char *errno_name(int err, char *buf, size_t len)
 	}
 }
 
-/* One bit per kind of error, so that each is said once. */
+/*
+ * One bit per kind of error, so that each is said once, also when two
+ * threads meet it at once: the bit is set and tested in one atomic step
+ * (relaxed: it orders nothing else).
+ */
 static int first_time(int err)
 {
 	unsigned long bit = 1UL << ((unsigned)err % (8 * sizeof bit));
 
-	if (lib.reported_errors & bit)
-		return 0;
-	lib.reported_errors |= bit;
-	return 1;
+	return !(__atomic_fetch_or(&lib.reported_errors, bit, __ATOMIC_RELAXED) & bit);
 }
 
 void library_kernel_error(int err, const char *what)
@@ -70,7 +71,7 @@ void library_kernel_error(int err, const char *what)
 		break;
 	}
 	if (fatal) {
-		lib.watching = 0;
+		library_set_watching(0);
 		lib.applied = APPLIED_NONE;
 		lib.error = why;
 	}

@@ -19,14 +19,32 @@ struct library {
 	enum applied applied;
 	const char *error;            /* why nothing was applied, or NULL */
 	/* Set while madvise mode is in force: interposed calls and the rescan
-	 * advise new regions.  Cleared when the kernel refuses KSM for good. */
-	volatile int watching;
+	 * advise new regions.  Cleared when the kernel refuses KSM for good,
+	 * from any thread: read and written only through library_watching()
+	 * and library_stop_watching(). */
+	int watching;
 	struct advise_stats last;     /* the latest pass */
 	unsigned long passes;
-	unsigned long reported_errors; /* bit per kind of kernel error already warned about */
+	unsigned long reported_errors; /* bit per kind of error already warned about: __atomic_fetch_or */
 };
 
 extern struct library lib;
+
+/*
+ * State shared between threads without a lock is read and written with
+ * the __atomic builtins, each variable's order said where it is defined.
+ * watching guards no other data: relaxed, so each interposed call pays a
+ * plain load.
+ */
+static inline int library_watching(void)
+{
+	return __atomic_load_n(&lib.watching, __ATOMIC_RELAXED);
+}
+
+static inline void library_set_watching(int on)
+{
+	__atomic_store_n(&lib.watching, on, __ATOMIC_RELAXED);
+}
 
 /*
  * A kernel refusal ERR from madvise or prctl, during WHAT.  Warns once per

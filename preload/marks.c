@@ -24,8 +24,10 @@ struct piece {
 
 static struct piece table[MARKS_MAX];
 static size_t used;
-static volatile int full;
-static volatile int all_locked;
+/* Set under the marks lock, read without it (a check before taking it):
+ * atomic, relaxed; what they stand for is read again under the lock. */
+static int full;
+static int all_locked;
 /* From the first piece's start to the last one's end (0, 0: none): read without the lock. */
 static unsigned long span_start, span_end;
 
@@ -45,22 +47,17 @@ int marks_near(unsigned long start, unsigned long end)
 
 int marks_full(void)
 {
-	return full;
+	return __atomic_load_n(&full, __ATOMIC_RELAXED);
 }
 
 void marks_lock_all(int on)
 {
-	all_locked = on;
-}
-
-int marks_all_locked(void)
-{
-	return all_locked;
+	__atomic_store_n(&all_locked, on, __ATOMIC_RELAXED);
 }
 
 int marks_secret(unsigned marks)
 {
-	if (all_locked)
+	if (__atomic_load_n(&all_locked, __ATOMIC_RELAXED))
 		marks |= MARK_LOCKED;
 	return (marks & MARK_WIPEONFORK) || ((marks & MARK_DONTDUMP) && (marks & MARK_LOCKED));
 }
@@ -122,7 +119,7 @@ int marks_change(unsigned long start, unsigned long end, unsigned set, unsigned 
 	for (; i < used; i++)
 		emit(&n, table[i].start, table[i].end, table[i].marks);
 	if (n > MARKS_MAX) {
-		full = 1;
+		__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
 		return -1;
 	}
 	memcpy(table, scratch, n * sizeof table[0]);

@@ -15,7 +15,7 @@
  * a range; secret-like memory is still made unmergeable when marked.
  *
  * Callers hold marks_lock() around every call but marks_any, marks_near,
- * marks_full and the marks_lock_all pair.  Marks that outlive their memory (an
+ * marks_full and marks_lock_all.  Marks that outlive their memory (an
  * allocator's munmap the library does not see) can only make it advise
  * less, never more.
  */
@@ -66,7 +66,6 @@ int marks_full(void);
 
 /* mlockall: until munlockall, all memory counts as locked (see marks.c). */
 void marks_lock_all(int on);
-int marks_all_locked(void);
 
 /* Secret-like marks: wiped on fork, or locked and kept out of dumps. */
 int marks_secret(unsigned marks);

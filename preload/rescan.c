@@ -40,7 +40,7 @@
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
-static volatile pid_t thread_tid;     /* its kernel id, set by the thread itself */
+static pid_t thread_tid;              /* its kernel id, set by the thread itself; read after pthread_join */
 static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
@@ -51,7 +51,10 @@ static struct timespec due;           /* a deferred child thread starts from the
 /* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
-static volatile int stopping;
+/* Written under LOCK; the thread also polls it without LOCK while it reads
+ * smaps at its start (guard_import_smaps): atomic, relaxed (a hint to end
+ * early, ordering nothing). */
+static int stopping;
 
 /* The thread's /proc/self/maps, and which file it was when opened. */
 static int maps_fd = -1;
@@ -116,7 +119,7 @@ static void *rescan_main(void *unused)
 		smaps_fd = -1;
 	}
 	pthread_mutex_lock(&lock);
-	while (!stopping && lib.watching) {
+	while (!stopping && library_watching()) {
 		deadline_after(&deadline, lib.cfg.rescan_ms);
 		while (!stopping && pthread_cond_timedwait(&wake, &lock, &deadline) == 0)
 			;
@@ -143,7 +146,7 @@ static void start_locked(void)
 	sigset_t all, old;
 	int err;
 
-	if (running || pauses || !wanted || lib.cfg.rescan_ms <= 0 || !lib.watching)
+	if (running || pauses || !wanted || lib.cfg.rescan_ms <= 0 || !library_watching())
 		return;
 	open_maps();
 	if (!smaps_done) {
@@ -161,7 +164,7 @@ static void start_locked(void)
 	pthread_condattr_destroy(&cattr);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	stopping = 0;
+	__atomic_store_n(&stopping, 0, __ATOMIC_RELAXED);
 	/*
 	 * The default stack: glibc takes the program's static TLS out of the
 	 * stack size it is given, and a program with large TLS would leave a
@@ -211,7 +214,7 @@ static void stop_locked(void)
 	if (!running)
 		return;
 	pthread_mutex_lock(&lock);
-	stopping = 1;
+	__atomic_store_n(&stopping, 1, __ATOMIC_RELAXED);
 	pthread_cond_signal(&wake);
 	pthread_mutex_unlock(&lock);
 	pthread_join(thread, NULL);

@@ -18,11 +18,6 @@ static const char *const level_names[] = {
 	[LOG_INFO] = "info", [LOG_DEBUG] = "debug",
 };
 
-const char *mode_name(enum ksm_mode mode)
-{
-	return mode_names[mode];
-}
-
 static int word_index(const char *text, const char *const *words, int n)
 {
 	int i;

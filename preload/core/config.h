@@ -94,6 +94,4 @@ enum coverage config_coverage(const struct config *c);
 int parse_size(const char *text, unsigned long *out);
 int parse_long_range(const char *text, long lo, long hi, long *out);
 
-const char *mode_name(enum ksm_mode mode);
-
 #endif
