@@ -11,12 +11,8 @@
 #
 # WERROR=1 (used by CI) turns warnings into errors; distributions leave it off.
 #
-# The code, by folder (each folder's files are found by wildcard, so there
-# is no object list to keep):
-#   preload/core/     parsers and rules that both programs use: libksmcore.a
-#   preload/          the library, linked with libksmcore.a
-#   launcher/         ksm-run: main.c and options at the top, then rooms of
-#                     one concern: common/ run/ eval/ host/, with libksmcore.a
+# Each folder's files are found by wildcard, so there is no object list to
+# keep; the folders and what each holds are in HACKING.md.
 
 # The one version source is the public header.
 VERSION   := $(shell sed -n 's/^\#define KSMENABLE_VERSION "\(.*\)"/\1/p' include/ksmenable.h)

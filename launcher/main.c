@@ -1,12 +1,8 @@
 /*
  * main.c: ksm-run, a launcher that enables KSM in a command, tunes ksmd
  * while it runs and reports what was saved; and the evaluation and status
- * modes.  The options decide which; each mode lives in its own room:
- *   run/    running a command (also --profile, which runs one)
- *   eval/   evaluating workloads without KSM (--estimate, --profile's advice)
- *   host/   the machine's KSM: knobs, their shared state, the one tuner, --daemon, --status
- *   attach/ processes that already run: --attach and --detach, from outside (ptrace)
- *   common/ messages, JSON, numbers, /proc
+ * modes.  The options decide which; each mode lives in a room of its own
+ * (run/, eval/, host/, attach/; HACKING.md says what each holds).
  */
 #include <string.h>
 
