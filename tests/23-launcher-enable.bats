@@ -8,15 +8,7 @@ LAUNCHER_REQUIRES="root ksm prctl"
 
 # A static binary: the library cannot load in it, only the prctl made
 # before exec covers it.
-setup_file_extra() {
-	STATIC=$BATS_FILE_TMPDIR/dupmem-static
-	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
-	export STATIC
-}
-
-needs_static() {
-	[ -n "$STATIC" ] || skip_or_fail "cannot link a static program (libc6-dev's libc.a)"
-}
+setup_file_extra() { link_static_dupmem; }
 
 @test "a static binary is covered by the prctl before exec, and the report says so" {
 	needs_static

@@ -9,11 +9,7 @@ load launcher_helpers
 
 LAUNCHER_REQUIRES="root ksm prctl jq"
 
-setup_file_extra() {
-	STATIC=$BATS_FILE_TMPDIR/dupmem-static
-	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
-	export STATIC
-}
+setup_file_extra() { link_static_dupmem; }
 
 STATE_DIR=/run/ksm-run
 
@@ -171,7 +167,7 @@ with open(sys.argv[1], "a") as f:
 }
 
 @test "a static binary with a selection runs without KSM and says why; --strict refuses it" {
-	[ -n "$STATIC" ] || skip_or_fail "cannot link a static program (libc6-dev's libc.a)"
+	needs_static
 	run -0 --separate-stderr "$KSM_RUN" -q --min-size=1M -- "$STATIC" getmerge
 	[[ $output == "merge_any "*" 0" ]]
 	[[ $stderr == *"is a static binary"*"cannot be covered selectively"* ]]

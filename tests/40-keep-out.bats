@@ -11,27 +11,10 @@ teardown() { stop_workloads; }
 
 setup() { requires root ksm prctl; }
 
-marks() { echo "$PROGS/marks"; }
-
 # Rescans every 10 ms, so that "never again" is tested over many passes.
 MADVISE=(LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise KSM_ENABLE_RESCAN_MS=10)
 PRCTL=(LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=prctl)
 
-# How the program locks a range.  A sanitizer's runtime answers mlock
-# itself, with 0 and nothing locked (compiler-rt: "ignores mlock/mlockall/
-# munlock/munlockall"), so in the sanitized run the program locks with
-# mlock2, which the runtime leaves to the library and the kernel.
-LOCK=mlock${SANITIZER_RUNTIME:+2}
-
-# Not mergeable, and there: a region that is missing (an empty address, a
-# VMA gone) has no VmFlags line, which must not pass for "kept out".
-not_mergeable() {
-	local flags
-	[ -n "$2" ] || { echo "not_mergeable: no address" >&2; return 1; }
-	flags=$(smaps_field "$1" "$2" VmFlags)
-	[ -n "$flags" ] || { echo "not_mergeable: no VMA at $2 in $1" >&2; return 1; }
-	run ! grep -qw mg <<<"$flags"
-}
 never_merged() { [ "$(region_ksm_kb "$1" "$2")" = 0 ]; }
 
 # A small mapping made after the marks: only a rescan advises it, so once it

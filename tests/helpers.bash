@@ -253,8 +253,26 @@ smaps_field() {
 }
 
 region_mergeable() { smaps_field "$1" "$2" VmFlags | grep -qw mg; }
+# not_mergeable PID ADDR: the region is there and not mergeable.  A missing
+# one (an empty address, a VMA gone) has no VmFlags line, which must not
+# pass for "kept out".
+not_mergeable() {
+	local flags
+	[ -n "$2" ] || { echo "not_mergeable: no address" >&2; return 1; }
+	flags=$(smaps_field "$1" "$2" VmFlags)
+	[ -n "$flags" ] || { echo "not_mergeable: no VMA at $2 in $1" >&2; return 1; }
+	run ! grep -qw mg <<<"$flags"
+}
 region_ksm_kb() { smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'; }
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
+
+# The program that marks its own memory (tests/progs/marks.c), and how it
+# locks a range: a sanitizer's runtime answers mlock itself, with 0 and
+# nothing locked (compiler-rt: "ignores mlock/mlockall/munlock/munlockall"),
+# so in the sanitized run it locks with mlock2, which the runtime leaves to
+# the library and the kernel.
+marks() { echo "$PROGS/marks"; }
+LOCK=mlock${SANITIZER_RUNTIME:+2}
 
 # --- Workloads in the background, with a READY/BYE handshake. ---
 #

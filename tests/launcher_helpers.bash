@@ -54,6 +54,18 @@ teardown_file() {
 
 STATE_FILE=/run/ksm-run/state
 
+# link_static_dupmem: STATIC, a static dupmem for the file's tests (empty
+# where libc6-dev's libc.a cannot link one); its tests say so with
+# needs_static.  Call from setup_file_extra.
+link_static_dupmem() {
+	STATIC=$BATS_FILE_TMPDIR/dupmem-static
+	${CC:-cc} -D_GNU_SOURCE -static -O1 -o "$STATIC" "$TOP/tests/progs/dupmem.c" 2>/dev/null || STATIC=
+	export STATIC
+}
+needs_static() {
+	[ -n "$STATIC" ] || skip_or_fail "cannot link a static program (libc6-dev's libc.a)"
+}
+
 # The machine's defaults, a known starting point for tests that compare.
 baseline_knobs() {
 	echo none >$KSM/advisor_mode
