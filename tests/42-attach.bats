@@ -12,8 +12,6 @@ load launcher_helpers
 LAUNCHER_REQUIRES="root ksm prctl jq cmd:strace cmd:python3"
 
 attachee() { echo "$PROGS/attachee"; }
-marks() { echo "$PROGS/marks"; }
-LOCK=mlock${SANITIZER_RUNTIME:+2}
 
 BG_PIDS=()
 
@@ -40,7 +38,6 @@ merge_any_is() { [ "$(ksm_stat_of "$1" ksm_merge_any)" = "$2" ]; }
 # ksm_pages_mapped PID: kB of its memory mapped from KSM pages now (smaps KSM:).
 ksm_pages_mapped() { awk '$1 == "KSM:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"; }
 mergeable_regions() { grep -c '^VmFlags:.* mg' "/proc/$1/smaps" || true; }
-not_mergeable() { run ! region_mergeable "$@"; }
 
 # finish_attachee: waits for the default workload's own end; it must say ok.
 finish_attachee() {
