@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	switch (o.action) {
 	case ACT_ESTIMATE: {
 		struct estimate_opts eo = {
-			.target = o.estimate, .fp = &o.fp, .allow = o.allow, .deny = o.deny,
+			.target = o.estimate, .fp = &o.fp, .lib = &o.lib,
 			.settle = o.settle, .json = o.json, .output = o.report_file,
 		};
 		if (fp_wanted(&o.fp) && fingerprints_key(&o.fp) < 0)

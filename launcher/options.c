@@ -18,9 +18,11 @@
 #include "host/metrics.h"
 #include "ksmenable.h"
 #include "nearest.h"
+#include "option_modes.h"
 #include "options.h"
 #include "options_attach.h"
 #include "options_fleet.h"
+#include "options_help.h"
 
 enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
@@ -35,163 +37,103 @@ enum {
 /* --watch's interval when it is given without one. */
 #define WATCH_DEFAULT_S 2.0
 
-/* Aliases for --set NAME=VALUE: the option name with '-' for '_'. */
-static const char *const aliases[] = {
-	"pages-to-scan", "sleep-millisecs", "smart-scan", "advisor",
-	"advisor-target-scan-time", "advisor-max-cpu", "advisor-min-pages-to-scan",
-	"advisor-max-pages-to-scan", "max-page-sharing", "use-zero-pages", "merge-across-nodes",
+/* The modes that take an option (option_modes.h), by their bits. */
+#define RUN M(CLI_RUN)
+#define PROFILE M(CLI_PROFILE)
+#define ESTIMATE M(CLI_ESTIMATE)
+#define COMBINE M(CLI_COMBINE)
+#define STATUS M(CLI_STATUS)
+#define RESTORE M(CLI_RESTORE)
+#define DAEMON M(CLI_DAEMON)
+#define ATTACH M(CLI_ATTACH)
+#define NO_WAIT M(CLI_ATTACH_NO_WAIT)
+#define DETACH M(CLI_DETACH)
+#define COMMAND (RUN | PROFILE)                 /* a command runs, with the library */
+#define TUNING (COMMAND | ATTACH | DAEMON)      /* ksm-run tunes ksmd while it lasts */
+#define REPORTING (COMMAND | ATTACH)            /* it follows processes and reports on them */
+#define ATTACHING (ATTACH | NO_WAIT)
+#define OUTSIDE (ATTACHING | DETACH)            /* processes that already run */
+
+/*
+ * Every option, and the modes that take it: the one table.  An option a
+ * mode does not take is refused with 125 (option_check_mode), before any
+ * value is read; the rules between values are the modes' own (below).
+ */
+#define ALIAS(name) { name, required_argument, O_ALIAS, TUNING, true }
+static const struct option_spec specs[] = {
+	{ "help", no_argument, 'h', M_ALL, false },
+	{ "version", no_argument, 'V', M_ALL, false },
+	{ "list-options", optional_argument, O_LIST_OPTIONS, M_ALL, false },
+	{ "list-knobs", no_argument, O_LIST_KNOBS, M_ALL, false },
+	{ "quiet", no_argument, 'q', REPORTING | NO_WAIT, false },
+	/* The library's settings; --attach and --detach take the selection. */
+	{ "mode", required_argument, O_MODE, COMMAND | OUTSIDE, false },
+	{ "allow", required_argument, O_ALLOW, RUN | ESTIMATE | OUTSIDE, false },
+	{ "deny", required_argument, O_DENY, RUN | ESTIMATE | OUTSIDE, false },
+	{ "min-size", required_argument, O_MIN_SIZE, RUN | OUTSIDE, false },
+	{ "rescan-ms", required_argument, O_RESCAN, COMMAND, false },
+	{ "log", required_argument, O_LOG, COMMAND, false },
+	{ "no-inherit", no_argument, O_NO_INHERIT, COMMAND, false },
+	{ "preload", required_argument, O_PRELOAD, COMMAND, false },
+	{ "no-preload", no_argument, O_NO_PRELOAD, COMMAND, false },
+	/* The knobs and the tuning. */
+	{ "set", required_argument, O_SET, TUNING, false },
+	{ "no-tune", no_argument, O_NO_TUNE, REPORTING, false },
+	{ "keep-knobs", no_argument, O_KEEP, REPORTING, false },
+	{ "strict", no_argument, O_STRICT, REPORTING, false },
+	{ "take-over", no_argument, O_TAKE_OVER, TUNING, false },
+	/* The report and the figures. */
+	{ "report-file", required_argument, O_REPORT_FILE, REPORTING | ESTIMATE | COMBINE, false },
+	{ "json", no_argument, O_JSON, REPORTING | ESTIMATE | COMBINE | STATUS | OUTSIDE, false },
+	{ "report-all", no_argument, O_REPORT_ALL, REPORTING, false },
+	{ "end-survivors", no_argument, O_END_SURVIVORS, COMMAND, false },
+	{ "interval", required_argument, O_INTERVAL, REPORTING, false },
+	{ "metrics-file", required_argument, O_METRICS_FILE, TUNING, false },
+	/* The modes, each with its own options. */
+	{ "status", no_argument, O_STATUS, STATUS, false },
+	{ "watch", optional_argument, O_WATCH, STATUS, false },
+	{ "restore", no_argument, O_RESTORE, RESTORE, false },
+	{ "estimate", required_argument, O_ESTIMATE, ESTIMATE, false },
+	{ "settle", required_argument, O_SETTLE, ESTIMATE, false },
+	{ "fingerprint", required_argument, O_FINGERPRINT, ESTIMATE, false },
+	{ "label", required_argument, O_LABEL, ESTIMATE, false },
+	{ "sample", required_argument, O_SAMPLE, ESTIMATE, false },
+	{ "fingerprint-format", required_argument, O_FP_FORMAT, ESTIMATE, false },
+	{ "fingerprint-per-cgroup", required_argument, O_FP_PER_CGROUP, ESTIMATE, false },
+	{ "fingerprint-key", required_argument, O_FP_KEY, ESTIMATE, false },
+	{ "combine", no_argument, O_COMBINE, COMBINE, false },
+	{ "matrix", no_argument, O_MATRIX, COMBINE, false },
+	{ "profile", no_argument, O_PROFILE, PROFILE, false },
+	{ "threshold", required_argument, O_THRESHOLD, PROFILE, false },
+	{ "daemon", no_argument, O_DAEMON, DAEMON, false },
+	{ "steady", required_argument, O_STEADY, DAEMON, false },
+	{ "max-cpu", required_argument, O_MAX_CPU, DAEMON, false },
+	{ "min-profit", required_argument, O_MIN_PROFIT, DAEMON, false },
+	{ "attach", required_argument, O_ATTACH, ATTACHING, false },
+	{ "no-wait", no_argument, O_NO_WAIT, NO_WAIT, false },
+	{ "detach", required_argument, O_DETACH, DETACH, false },
+	{ "stop-budget", required_argument, O_STOP_BUDGET, OUTSIDE, false },
+	/* --set NAME=VALUE's aliases: the knob's name with '-' for '_'. */
+	ALIAS("pages-to-scan"), ALIAS("sleep-millisecs"), ALIAS("smart-scan"), ALIAS("advisor"),
+	ALIAS("advisor-target-scan-time"), ALIAS("advisor-max-cpu"), ALIAS("advisor-min-pages-to-scan"),
+	ALIAS("advisor-max-pages-to-scan"), ALIAS("max-page-sharing"), ALIAS("use-zero-pages"),
+	ALIAS("merge-across-nodes"),
+	{ NULL, 0, 0, 0, false },
 };
-#define NALIAS (int)(sizeof aliases / sizeof aliases[0])
+#define NALL (int)(sizeof specs / sizeof specs[0] - 1)
 
-static const struct option base_opts[] = {
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "mode", required_argument, NULL, O_MODE },
-	{ "allow", required_argument, NULL, O_ALLOW },
-	{ "deny", required_argument, NULL, O_DENY },
-	{ "min-size", required_argument, NULL, O_MIN_SIZE },
-	{ "rescan-ms", required_argument, NULL, O_RESCAN },
-	{ "log", required_argument, NULL, O_LOG },
-	{ "no-inherit", no_argument, NULL, O_NO_INHERIT },
-	{ "preload", required_argument, NULL, O_PRELOAD },
-	{ "no-preload", no_argument, NULL, O_NO_PRELOAD },
-	{ "set", required_argument, NULL, O_SET },
-	{ "no-tune", no_argument, NULL, O_NO_TUNE },
-	{ "keep-knobs", no_argument, NULL, O_KEEP },
-	{ "strict", no_argument, NULL, O_STRICT },
-	{ "report-file", required_argument, NULL, O_REPORT_FILE },
-	{ "json", no_argument, NULL, O_JSON },
-	{ "report-all", no_argument, NULL, O_REPORT_ALL },
-	{ "end-survivors", no_argument, NULL, O_END_SURVIVORS },
-	{ "interval", required_argument, NULL, O_INTERVAL },
-	{ "status", no_argument, NULL, O_STATUS },
-	{ "watch", optional_argument, NULL, O_WATCH },
-	{ "restore", no_argument, NULL, O_RESTORE },
-	{ "estimate", required_argument, NULL, O_ESTIMATE },
-	{ "attach", required_argument, NULL, O_ATTACH },
-	{ "detach", required_argument, NULL, O_DETACH },
-	{ "no-wait", no_argument, NULL, O_NO_WAIT },
-	{ "stop-budget", required_argument, NULL, O_STOP_BUDGET },
-	{ "settle", required_argument, NULL, O_SETTLE },
-	{ "fingerprint", required_argument, NULL, O_FINGERPRINT },
-	{ "label", required_argument, NULL, O_LABEL },
-	{ "sample", required_argument, NULL, O_SAMPLE },
-	{ "fingerprint-format", required_argument, NULL, O_FP_FORMAT },
-	{ "fingerprint-per-cgroup", required_argument, NULL, O_FP_PER_CGROUP },
-	{ "fingerprint-key", required_argument, NULL, O_FP_KEY },
-	{ "combine", no_argument, NULL, O_COMBINE },
-	{ "matrix", no_argument, NULL, O_MATRIX },
-	{ "profile", no_argument, NULL, O_PROFILE },
-	{ "threshold", required_argument, NULL, O_THRESHOLD },
-	{ "daemon", no_argument, NULL, O_DAEMON },
-	{ "take-over", no_argument, NULL, O_TAKE_OVER },
-	{ "steady", required_argument, NULL, O_STEADY },
-	{ "max-cpu", required_argument, NULL, O_MAX_CPU },
-	{ "min-profit", required_argument, NULL, O_MIN_PROFIT },
-	{ "metrics-file", required_argument, NULL, O_METRICS_FILE },
-	{ "list-options", no_argument, NULL, O_LIST_OPTIONS },
-	{ "list-knobs", no_argument, NULL, O_LIST_KNOBS },
-};
-#define NBASE (int)(sizeof base_opts / sizeof base_opts[0])
-#define NALL (NBASE + NALIAS)
-
-static struct option all_opts[NALL + 1];
-
-static void usage(FILE *f)
+const struct option_spec *options_table(void)
 {
-	fprintf(f,
-"Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
-"       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
-"       ksm-run --estimate=TARGET [--label=NAME] --fingerprint=FILE [--estimate=...]...\n"
-"               [--sample=N] [--fingerprint-format=binary|tsv] [--fingerprint-per-cgroup=DIR]\n"
-"               [--fingerprint-key=FILE]\n"
-"       ksm-run --combine [--matrix] [--json] FILE...\n"
-"       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
-"       ksm-run --attach=TARGET [--no-wait] [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
-"       ksm-run --detach=TARGET [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
-"       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
-"                        [--metrics-file=PATH]\n"
-"       ksm-run --status [--json] [--watch[=SECONDS]] | --restore | --help | --version\n"
-"Run COMMAND with kernel samepage merging (KSM) enabled, tune ksmd while it\n"
-"runs, restore the knobs afterwards and report the memory saved.\n"
-"\n"
-"Enabling (passed to libksmenable.so as KSM_ENABLE_*):\n"
-"  --mode=auto|prctl|madvise|off   how the library enables KSM (default auto)\n"
-"  --allow=LIST, --deny=LIST       selectors: all heap stack anon anon:GLOB file:GLOB\n"
-"  --min-size=SIZE                 smallest region to advise (e.g. 64K)\n"
-"  --rescan-ms=N                   rescan period for new regions (0: off)\n"
-"  --log=quiet|error|warn|info|debug\n"
-"  --no-inherit                    programs the command runs do not load the library\n"
-"  --preload=PATH                  use this library; --no-preload: prctl only\n"
-"Global knobs (root; restored when the command ends):\n"
-"  --set NAME=VALUE                any writable file in /sys/kernel/mm/ksm\n"
-"  --pages-to-scan=N --sleep-millisecs=N --smart-scan=0|1 --advisor=none|scan-time\n"
-"  --advisor-target-scan-time=S --advisor-max-cpu=PCT --advisor-min-pages-to-scan=N\n"
-"  --advisor-max-pages-to-scan=N --max-page-sharing=N --use-zero-pages=0|1\n"
-"  --merge-across-nodes=0|1\n"
-"  --no-tune       no default tuning (only run=1 when KSM is off)\n"
-"  --keep-knobs    leave the knobs as set when the command ends\n"
-"  --strict        a knob that cannot be written, or an unknown KSM_ENABLE_*\n"
-"                  name in the environment, is an error (exit 125)\n"
-"  --take-over     keep tuning when another manager (ksmtuned, tuned) writes\n"
-"                  the knobs; by default ksm-run says so and stops writing\n"
-"  --restore       put back knobs left by a ksm-run that was killed\n"
-"Report (on stderr when the command ends):\n"
-"  --report-file=PATH  --json  -q, --quiet  --interval=SECONDS (default 1)\n"
-"  --report-all    list every process of the tree, also those that merged under 64 KiB\n"
-"  --end-survivors when the command ends, TERM its tree's processes still running\n"
-"                  (KILL after 5 s); by default they go on\n"
-"  --metrics-file=PATH  write the figures for Prometheus (node_exporter's\n"
-"                  textfile collector) every interval, atomically\n"
-"  --status        KSM state, kernel support, top merging processes, per cgroup\n"
-"  --watch[=SECONDS]  with --status: refresh every SECONDS (2) like top(1);\n"
-"                  without a terminal, one JSON line each time\n"
-"The machine's tuner (one per machine; ksm-run instances under it do not tune):\n"
-"  --daemon        run no command: tune ksmd for the whole machine until\n"
-"                  TERM or INT, then restore the knobs\n"
-"  --steady=S      in the steady phase, one full scan every S seconds (20)\n"
-"  --max-cpu=PCT   hold ksmd under PCT%% of one core (50; 0: no ceiling)\n"
-"  --min-profit=SIZE  slow to the minimum when less than SIZE is saved per\n"
-"                  percent of a core that ksmd uses, for 5 minutes (16M; 0: never)\n"
-"Processes that already run (x86_64; root, or their user where ptrace is allowed):\n"
-"  --attach=TARGET     enable KSM in them from outside, then follow them like a\n"
-"                      command until they end or INT/TERM; TARGET: PID[,PID]...\n"
-"                      or cgroup:PATH.  Process-wide (the prctl) by default; with\n"
-"                      --allow, --deny or --min-size: madvise of the regions chosen now\n"
-"  --no-wait           with --attach: enable, print the result and exit\n"
-"  --stop-budget=SECONDS  the longest a target should be stopped at once (0.01)\n"
-"  --detach=TARGET     the reverse: the prctl off (which unmerges), or\n"
-"                      MADV_UNMERGEABLE on the regions chosen\n"
-"Evaluating a workload:\n"
-"  --estimate=TARGET   predict the savings of running processes without KSM;\n"
-"                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
-"  --settle=SECONDS    with --estimate: two passes; pages that change are volatile\n"
-"  --fingerprint=FILE  with --estimate: also write the content fingerprint of the\n"
-"                      TARGET before it (each --estimate is a target apart)\n"
-"  --label=NAME        the name of the --estimate before it, in its fingerprint\n"
-"  --fingerprint-per-cgroup=DIR  one fingerprint per cgroup of the targets\n"
-"  --sample=N          keep the contents whose hash is 0 modulo N (default 1)\n"
-"  --fingerprint-format=binary|tsv  binary (default), or text for SQL engines\n"
-"  --fingerprint-key=FILE  the fleet's key of the fingerprints (made if missing;\n"
-"                      default: ksm-run-fleet.key beside the first fingerprint)\n"
-"  --combine FILE...   what KSM would save if the fingerprints' workloads ran\n"
-"                      on one host, and the gain of putting them together\n"
-"  --matrix            with --combine: the gain of every pair of fingerprints\n"
-"  --profile           run COMMAND with all memory mergeable and recommend an\n"
-"                      allow list from what merged\n"
-"  --threshold=PCT     with --profile: keep this share of the merged memory (95)\n"
-"Exit status: the command's; 125 ksm-run failed; 126 COMMAND cannot run;\n"
-"127 COMMAND not found; --attach, --detach: 0 all handled, 1 some refused;\n"
-"the command's signal is re-raised.\n");
+	return specs;
 }
 
-/* The option table: the base options, then the knob aliases. */
+/* getopt's table, made from SPECS. */
+static struct option all_opts[NALL + 1];
+
 static void build_table(void)
 {
-	memcpy(all_opts, base_opts, sizeof base_opts);
-	for (int i = 0; i < NALIAS; i++)
-		all_opts[NBASE + i] = (struct option){ aliases[i], required_argument, NULL, O_ALIAS };
+	for (int i = 0; i < NALL; i++)
+		all_opts[i] = (struct option){ specs[i].name, specs[i].has_arg, NULL, specs[i].val };
 	memset(&all_opts[NALL], 0, sizeof all_opts[0]);
 }
 
@@ -288,16 +230,21 @@ static void metrics_file_option(struct opts *o, const char *arg)
 	o->metrics_file = arg;
 }
 
-static void list_options(void)
+/* --list-options[=MODE]: every option, or those MODE takes. */
+static void list_options(const char *mode_name)
 {
-	for (int i = 0; all_opts[i].name; i++)
-		printf("--%s%s\n", all_opts[i].name, all_opts[i].has_arg ? "=" : "");
-}
+	int mode = mode_name ? cli_mode_by_name(mode_name) : -1;
 
-static void list_knobs(void)
-{
-	for (int i = 0; knob_known_name(i); i++)
-		printf("%s\n", knob_known_name(i));
+	if (mode_name && mode < 0) {
+		char names[256];
+		size_t used = 0;
+
+		for (int m = 0; m < CLI_MODES; m++)
+			used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", m ? ", " : "",
+						 cli_mode_name(m));
+		die("--list-options=%s: no such mode (accepted: %s)", mode_name, names);
+	}
+	options_list(specs, mode);
 }
 
 static void set_action(struct opts *o, enum action a, const char *opt)
@@ -314,7 +261,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	if (arg && !*arg)
 		die("option '--%s' needs a value, not an empty one (see --help)", all_opts[idx].name);
 	switch (c) {
-	case 'h': usage(stdout); exit(0);
+	case 'h': options_usage(stdout); exit(0);
 	case 'V': printf("ksm-run %s\n", KSMENABLE_VERSION); exit(0);
 	case 'q': o->quiet = true; break;
 	case O_MODE: o->mode = arg; break;
@@ -337,7 +284,6 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
 	case O_ESTIMATE:
-		set_action(o, ACT_ESTIMATE, "--estimate");
 		fleet_estimate_option(&o->fp, arg);
 		if (!o->estimate)
 			o->estimate = arg;
@@ -353,21 +299,14 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 		break;
 	case O_FP_PER_CGROUP: fleet_per_cgroup_option(&o->fp, arg); break;
 	case O_FP_KEY: fleet_key_option(&o->fp, arg); break;
-	case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
-	case O_PROFILE: set_action(o, ACT_PROFILE, "--profile"); break;
-	case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); o->attach = arg; break;
-	case O_DETACH: set_action(o, ACT_DETACH, "--detach"); o->attach = arg; break;
-	case O_NO_WAIT: o->no_wait = true; break;
+	case O_ATTACH: case O_DETACH: o->attach = arg; break;
 	case O_STOP_BUDGET: o->stop_budget = seconds_option("stop-budget", arg, 0.0001, 1); break;
 	case O_THRESHOLD:
 		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)
 			die("--threshold=%s: not a percentage in (0, 100]", arg);
 		break;
-	case O_STATUS: set_action(o, ACT_STATUS, "--status"); break;
-	case O_RESTORE: set_action(o, ACT_RESTORE, "--restore"); break;
-	case O_DAEMON: set_action(o, ACT_DAEMON, "--daemon"); break;
 	case O_TAKE_OVER: o->take_over = true; break;
 	case O_STEADY: o->steady = seconds_option("steady", arg, 1, 86400); break;
 	case O_MAX_CPU:
@@ -382,76 +321,49 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 		break;
 	case O_METRICS_FILE: metrics_file_option(o, arg); break;
 	case O_WATCH: o->watch = arg ? seconds_option("watch", arg, 0.1, 3600) : WATCH_DEFAULT_S; break;
-	case O_LIST_OPTIONS: list_options(); exit(0);
-	case O_LIST_KNOBS: list_knobs(); exit(0);
+	case O_LIST_OPTIONS: list_options(arg); exit(0);
+	case O_LIST_KNOBS: options_list_knobs(); exit(0);
 	}
 }
 
-/* The evaluation modes' own rules. */
+/* The evaluation modes' own rules, between values. */
 static void check_evaluation(struct opts *o, char **cmd)
 {
-	if (o->settle && o->action != ACT_ESTIMATE)
-		die("--settle goes with --estimate");
-	if (o->threshold && o->action != ACT_PROFILE)
-		die("--threshold goes with --profile");
 	if (o->action == ACT_ESTIMATE && *cmd)
 		die("--estimate reads running processes and takes no command ('%s')", cmd[0]);
 	if (o->action == ACT_PROFILE) {
 		if (o->mode && strcmp(o->mode, "prctl"))
 			die("--profile runs the command with all of its memory mergeable (prctl); "
 			    "it cannot take --mode=%s", o->mode);
-		if (o->allow || o->deny || o->min_size)
-			die("--profile merges all memory to find what merges; --allow, --deny and "
-			    "--min-size are for the run that follows its advice");
 		o->mode = "prctl";
 		if (!o->threshold)
 			o->threshold = 95;
 	}
 }
 
-/*
- * --daemon runs no command and tunes the rate itself: everything for a
- * command, and a rate of the user's, is refused; its own options need it.
- */
+/* --daemon runs no command and sets the scan rate itself. */
 static void check_daemon(const struct opts *o, char **cmd)
 {
-	static const struct { size_t off; const char *name; } command_only[] = {
-		{ offsetof(struct opts, mode), "--mode" }, { offsetof(struct opts, allow), "--allow" },
-		{ offsetof(struct opts, deny), "--deny" }, { offsetof(struct opts, min_size), "--min-size" },
-		{ offsetof(struct opts, rescan), "--rescan-ms" }, { offsetof(struct opts, log), "--log" },
-		{ offsetof(struct opts, preload), "--preload" }, { offsetof(struct opts, report_file), "--report-file" },
-	};
-
-	if (o->action != ACT_DAEMON) {
-		if (o->steady || o->max_cpu_given || o->min_profit_given)
-			die("--steady, --max-cpu and --min-profit go with --daemon");
+	if (o->action != ACT_DAEMON)
 		return;
-	}
 	if (*cmd)
 		die("--daemon runs no command ('%s'): it tunes ksmd for the whole machine; "
 		    "run commands with `ksm-run -- COMMAND` beside it", cmd[0]);
-	for (size_t i = 0; i < sizeof command_only / sizeof command_only[0]; i++)
-		if (*(const char *const *)((const char *)o + command_only[i].off))
-			die("%s is for a command's run, not --daemon", command_only[i].name);
-	if (o->no_inherit || o->no_preload || o->json || o->quiet || o->report_all || o->end_survivors)
-		die("--no-inherit, --no-preload, --json, --quiet, --report-all and --end-survivors are for a "
-		    "command's run, not --daemon");
-	if (o->no_tune || o->keep)
-		die("--daemon tunes and restores the knobs at its end: it cannot take --no-tune or --keep-knobs");
 	if (o->user_rate)
 		die("--daemon sets the scan rate itself (pages_to_scan, sleep_millisecs, advisor_*): "
 		    "use --steady, --max-cpu and --min-profit, or --set for the other knobs");
 }
 
-/* --metrics-file is the daemon's or a command's; --watch is --status's. */
-static void check_host_figures(const struct opts *o)
+/* The mode the command line chose, as the option table knows it. */
+static enum cli_mode cli_mode_of(const struct opts *o)
 {
-	if (o->watch && o->action != ACT_STATUS)
-		die("--watch goes with --status (ksm-run --status --watch[=SECONDS])");
-	if (o->metrics_file && o->action != ACT_DAEMON && o->action != ACT_RUN && o->action != ACT_PROFILE &&
-	    o->action != ACT_ATTACH)
-		die("--metrics-file goes with --daemon or a command's run (ksm-run --metrics-file=PATH -- COMMAND), "
-		    "not --estimate, --status or --restore");
+	static const enum cli_mode of_action[] = {
+		[ACT_RUN] = CLI_RUN, [ACT_PROFILE] = CLI_PROFILE, [ACT_ESTIMATE] = CLI_ESTIMATE,
+		[ACT_COMBINE] = CLI_COMBINE, [ACT_STATUS] = CLI_STATUS, [ACT_RESTORE] = CLI_RESTORE,
+		[ACT_DAEMON] = CLI_DAEMON, [ACT_ATTACH] = CLI_ATTACH, [ACT_DETACH] = CLI_DETACH,
+	};
+
+	return o->action == ACT_ATTACH && o->no_wait ? CLI_ATTACH_NO_WAIT : of_action[o->action];
 }
 
 /* The kernel refuses pages_to_scan under the scan-time advisor: say so now. */
@@ -498,13 +410,24 @@ static const char *option_for(const struct opts *o, const char *var, const char 
 	return NULL;
 }
 
+void options_library_settings(const struct opts *o, void (*fn)(const char *var, const char *value))
+{
+	for (size_t i = 0; i < sizeof setting_options / sizeof setting_options[0]; i++) {
+		const char *v = *(const char *const *)((const char *)o + setting_options[i].off);
+		if (v)
+			fn(setting_options[i].var, v);
+	}
+	if (o->no_inherit)
+		fn("KSM_ENABLE_INHERIT", "0");
+}
+
 static const char *setting_get(void *ctx, const char *var)
 {
 	const struct opts *o = ctx;
 	const char *option, *v = option_for(o, var, &option);
 
-	/* --attach and --detach judge other processes: ksm-run's own environment is not theirs. */
-	if (o->action == ACT_ATTACH || o->action == ACT_DETACH)
+	/* --attach, --detach and --estimate judge other processes: ksm-run's own environment is not theirs. */
+	if (o->action == ACT_ATTACH || o->action == ACT_DETACH || o->action == ACT_ESTIMATE)
 		return v;
 	return v ? v : getenv(var);
 }
@@ -546,33 +469,73 @@ static void check_library_settings(struct opts *o)
 					 o->strict ? "--strict" : o->lib.strict ? "KSM_ENABLE_STRICT=1" : NULL);
 }
 
-char **options_parse(int argc, char **argv, struct opts *o)
+/* An option as getopt gave it, kept until the mode is known. */
+struct given {
+	int c, idx;
+	const char *arg;
+};
+
+/*
+ * The first pass: every option read, the mode chosen (the actions, and
+ * --no-wait), no value taken; --help, --version and the lists answer at
+ * once.  Returns how many were read into *GIVEN (of *CAP, grown: "-qqq"
+ * is three in one word).
+ */
+static size_t read_options(int argc, char **argv, struct opts *o, struct given **given, size_t *cap)
 {
-	char **cmd;
+	size_t n = 0;
 	int c, idx;
 
-	memset(o, 0, sizeof *o);
-	o->interval = 1.0;
-	build_table();
 	opterr = 0;
 	/* "+": options end at the command, so its own options are left alone. */
 	while ((c = getopt_long(argc, argv, "+hVq", all_opts, &idx)) != -1) {
 		if (c == '?' || c == ':')
 			unknown_option(argv[optind - 1], optopt);
 		if (c < 256)
-			idx = 0;
-		take_option(o, c, idx, optarg);
+			for (idx = 0; specs[idx].val != c; idx++)
+				;
+		switch (c) {
+		case 'h': case 'V': case O_LIST_OPTIONS: case O_LIST_KNOBS:
+			take_option(o, c, idx, optarg);
+			break;
+		case O_ESTIMATE: set_action(o, ACT_ESTIMATE, "--estimate"); break;
+		case O_COMBINE: set_action(o, ACT_COMBINE, "--combine"); break;
+		case O_PROFILE: set_action(o, ACT_PROFILE, "--profile"); break;
+		case O_STATUS: set_action(o, ACT_STATUS, "--status"); break;
+		case O_RESTORE: set_action(o, ACT_RESTORE, "--restore"); break;
+		case O_DAEMON: set_action(o, ACT_DAEMON, "--daemon"); break;
+		case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); break;
+		case O_DETACH: set_action(o, ACT_DETACH, "--detach"); break;
+		case O_NO_WAIT: o->no_wait = true; break;
+		}
+		*given = xgrow(*given, cap, n + 1, sizeof **given);
+		(*given)[n++] = (struct given){ c, idx, optarg };
 	}
+	return n;
+}
+
+char **options_parse(int argc, char **argv, struct opts *o)
+{
+	/* Kept for the next call: die() may end a parse (the fuzzer's goes on). */
+	static struct given *given;
+	static size_t cap;
+	enum cli_mode mode;
+	char **cmd;
+	size_t n;
+
+	memset(o, 0, sizeof *o);
+	o->interval = 1.0;
+	build_table();
+	n = read_options(argc, argv, o, &given, &cap);
 	cmd = argv + optind;
-	if (o->no_wait && o->action != ACT_ATTACH)
-		die("--no-wait goes with --attach (--detach never waits)");
-	if (o->stop_budget > 0 && o->action != ACT_ATTACH && o->action != ACT_DETACH)
-		die("--stop-budget=%g goes with --attach and --detach", o->stop_budget);
-	check_host_figures(o);
-	fleet_check(&o->fp, &(struct fleet_mode){
-		.estimate = o->action == ACT_ESTIMATE, .combine = o->action == ACT_COMBINE,
-		.matrix = o->matrix, .format_given = o->fp_format_given,
-		.estimate_options = o->allow || o->deny || o->settle }, cmd);
+	/* Each option is the chosen mode's, or refused before any value is read. */
+	mode = cli_mode_of(o);
+	for (size_t i = 0; i < n; i++)
+		option_check_mode(specs, &specs[given[i].idx], mode);
+	for (size_t i = 0; i < n; i++)
+		take_option(o, given[i].c, given[i].idx, given[i].arg);
+	fleet_check(&o->fp, &(struct fleet_mode){ .combine = o->action == ACT_COMBINE, .matrix = o->matrix,
+						  .format_given = o->fp_format_given }, cmd);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
@@ -581,15 +544,12 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		check_knob_combination(o);
 		check_library_settings(o);
 	}
+	if (o->action == ACT_ESTIMATE)
+		check_library_settings(o);      /* its --allow and --deny */
 	if (o->action == ACT_ATTACH || o->action == ACT_DETACH) {
 		o->mode = attach_check(&(struct attach_request){
-			.detach = o->action == ACT_DETACH, .target = o->attach, .no_wait = o->no_wait,
-			.mode = o->mode, .selection = o->allow || o->deny || o->min_size,
-			.library_options = o->preload || o->no_preload || o->no_inherit || o->rescan ||
-					   o->log || o->end_survivors,
-			.knob_options = o->knobs.n || o->no_tune || o->keep || o->strict || o->take_over ||
-					o->report_file || o->report_all || o->metrics_file,
-			.quiet = o->quiet }, cmd);
+			.detach = o->action == ACT_DETACH, .target = o->attach,
+			.mode = o->mode, .selection = o->allow || o->deny || o->min_size }, cmd);
 		check_knob_combination(o);
 		check_library_settings(o);
 	}

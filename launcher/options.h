@@ -11,6 +11,7 @@
 #include "config.h"
 #include "eval/fingerprint_take.h"
 #include "host/knobs.h"
+#include "option_modes.h"
 
 enum action {
 	ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_COMBINE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON, ACT_ATTACH,
@@ -51,5 +52,15 @@ struct opts {
  * print and exit 0; a bad option exits 125 with a message that names it.
  */
 char **options_parse(int argc, char **argv, struct opts *o);
+
+/*
+ * The library's settings that the options of O give, each as the variable
+ * the library reads (KSM_ENABLE_MODE, "madvise"): FN is called for each.
+ * The one mapping of options to variables.
+ */
+/* The option table (option_modes.h), ended by a NULL name: for --help's lists and the tests. */
+const struct option_spec *options_table(void);
+
+void options_library_settings(const struct opts *o, void (*fn)(const char *var, const char *value));
 
 #endif

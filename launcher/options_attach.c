@@ -7,10 +7,7 @@
 #include "common/msg.h"
 #include "options_attach.h"
 
-/*
- * --attach and --detach act on processes that run: no command, no library
- * options, TARGET without "all"; --detach changes no knob.
- */
+/* --attach and --detach act on processes that run: no command, TARGET without "all". */
 const char *attach_check(const struct attach_request *q, char **cmd)
 {
 	const char *opt = q->detach ? "--detach" : "--attach";
@@ -28,16 +25,9 @@ const char *attach_check(const struct attach_request *q, char **cmd)
 			break;
 		it += n;
 	}
-	if (q->library_options)
-		die("%s cannot take --preload, --no-preload, --no-inherit, --rescan-ms, --log or "
-		    "--end-survivors: no library is loaded into the targets", opt);
 	if (q->mode && strcmp(q->mode, "prctl") && strcmp(q->mode, "madvise"))
 		die("%s --mode=%s: accepted are prctl (the default) and madvise", opt, q->mode);
 	if (q->mode && !strcmp(q->mode, "prctl") && q->selection)
 		die("%s --mode=prctl is process-wide: it cannot take --allow, --deny or --min-size", opt);
-	if (q->detach && (q->knob_options || q->quiet))
-		die("--detach changes no knob and writes no report: it cannot take knob, tuning or report options");
-	if (!q->detach && q->no_wait && q->knob_options)
-		die("--attach --no-wait only enables: it cannot take knob, tuning or report options");
 	return q->mode || q->selection ? q->mode : "prctl";
 }

@@ -12,18 +12,14 @@
 struct attach_request {
 	bool detach;                    /* --detach, else --attach */
 	const char *target;             /* its TARGET */
-	bool no_wait;                   /* --no-wait */
 	const char *mode;               /* --mode, or NULL */
 	bool selection;                 /* --allow, --deny or --min-size */
-	bool library_options;           /* --preload, --no-preload, --no-inherit, --rescan-ms, --log, --end-survivors */
-	bool knob_options;              /* knobs, tuning, --report-file, --report-all, --metrics-file */
-	bool quiet;                     /* -q */
 };
 
 /*
- * No command (CMD must be empty), no library options, a TARGET without
- * "all", no knob or report options for --detach and --attach --no-wait.
- * Returns the mode to use: Q's, or "prctl" (the process-wide form) when
+ * No command (CMD must be empty), a TARGET without "all", a mode the
+ * targets can take (which options --attach, --attach --no-wait and
+ * --detach take at all is the option table's, options.c).  Returns the mode to use: Q's, or "prctl" (the process-wide form) when
  * neither a mode nor a selection is given.
  */
 const char *attach_check(const struct attach_request *q, char **cmd);

@@ -111,10 +111,6 @@ void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char *
 		die("--fingerprint-format=tsv with --sample=%u: the TSV is for SQL at full resolution "
 		    "(the SQL of ksm-run(1) does not scale a sample); a sampled fingerprint is for --combine, "
 		    "which keeps each workload's own figures exact", fp->sample);
-	if (fp->per_cgroup && !m->estimate)
-		die("--fingerprint-per-cgroup goes with --estimate");
-	if (m->matrix && !m->combine)
-		die("--matrix goes with --combine (ksm-run --combine --matrix FILE FILE...)");
 	if (!m->combine)
 		return;
 	while (cmd[files])
@@ -123,6 +119,4 @@ void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char *
 		die("--combine needs the fingerprints to combine (ksm-run --combine FILE...)");
 	if (m->matrix && files < 2)
 		die("--combine --matrix compares pairs: it needs two fingerprints or more, not one ('%s')", cmd[0]);
-	if (m->estimate_options)
-		die("--allow, --deny and --settle are for --estimate; --combine reads fingerprints only");
 }

@@ -18,11 +18,13 @@ void fleet_sample_option(struct fp_options *fp, const char *arg);       /* --sam
 void fleet_per_cgroup_option(struct fp_options *fp, const char *arg);   /* --fingerprint-per-cgroup=DIR */
 void fleet_key_option(struct fp_options *fp, const char *arg);          /* --fingerprint-key=FILE */
 
-/* What the rest of the command line says, for the rules between them. */
+/*
+ * What the rest of the command line says, for the rules between them
+ * (which mode takes which option is the option table's, options.c).
+ */
 struct fleet_mode {
-	bool estimate, combine;         /* the action is --estimate, --combine */
+	bool combine;                   /* the action is --combine */
 	bool matrix, format_given;      /* --matrix, --fingerprint-format */
-	bool estimate_options;          /* --allow, --deny or --settle */
 };
 /* The rules between them, once every option is read; CMD: the words after. */
 void fleet_check(const struct fp_options *fp, const struct fleet_mode *m, char **cmd);

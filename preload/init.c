@@ -21,7 +21,6 @@
 #include "report.h"
 #include "rescan.h"
 
-static const struct selector_list no_selectors;
 
 extern char **environ;
 
@@ -47,9 +46,7 @@ static void start_madvise(void)
 			return;
 		}
 	}
-	lib.sel.allow = lib.cfg.allow ? lib.cfg.allow : &selector_all;
-	lib.sel.deny = lib.cfg.deny ? lib.cfg.deny : &no_selectors;
-	lib.sel.min_size = lib.cfg.min_size;
+	selection_of_config(&lib.sel, &lib.cfg);
 	lib.applied = APPLIED_MADVISE;
 	library_set_watching(1);
 	layout_track(1);

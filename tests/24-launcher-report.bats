@@ -204,5 +204,5 @@ both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' 
 	run ! pgrep -fx 'sleep 30.5'
 	run ! pgrep -fx 'sleep 31.5'
 	run -125 --separate-stderr "$KSM_RUN" --daemon --end-survivors
-	[[ $stderr == *"--end-survivors are for a command's run, not --daemon"* ]]
+	[[ $stderr == *"--end-survivors is not an option of --daemon"* ]]
 }

@@ -80,5 +80,5 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 	done
 	run --separate-stderr "$KSM_RUN" --threshold=90 -- true
 	[ "$status" = 125 ]
-	[[ "$stderr" == *"--threshold goes with --profile"* ]]
+	[[ "$stderr" == *"--threshold is not an option of a command's run"*"(--threshold goes with --profile)"* ]]
 }

@@ -73,7 +73,7 @@ within_bound() {
 	refused "--sample=abc" "1..65536" -- --estimate="$p" --fingerprint=f.kfp --sample=abc
 	refused "--sample=-3" -- --estimate="$p" --fingerprint=f.kfp --sample=-3
 	refused "--sample" "go with a fingerprint" -- --estimate="$p" --sample=16
-	refused "--fingerprint=f.kfp" "goes after the --estimate=TARGET" -- --fingerprint=f.kfp
+	refused "--fingerprint is not an option of a command's run" "(--fingerprint goes with --estimate)" -- --fingerprint=f.kfp
 	refused "--fingerprint=f.kfp" "goes after the --estimate=TARGET" -- --fingerprint=f.kfp --estimate="$p"
 	refused "--label=web" "goes after the --estimate=TARGET" -- --label=web --estimate="$p" --fingerprint=f.kfp
 	refused "--label=web" "add --fingerprint=FILE" -- --estimate="$p" --label=web
@@ -86,12 +86,12 @@ within_bound() {
 	refused "--fingerprint-format=tsv with --sample=16" "full resolution" -- --estimate="$p" --fingerprint=f.tsv \
 		--fingerprint-format=tsv --sample=16
 	refused "--fingerprint-per-cgroup=/nonexistent-dir" "an existing directory" -- --estimate="$p" --fingerprint-per-cgroup=/nonexistent-dir
-	refused "--fingerprint-per-cgroup goes with --estimate" -- --fingerprint-per-cgroup=. --combine f.kfp
+	refused "--fingerprint-per-cgroup is not an option of --combine" -- --fingerprint-per-cgroup=. --combine f.kfp
 	refused "--combine needs the fingerprints" -- --combine
 	refused "--matrix" "two fingerprints or more" "f.kfp" -- --combine --matrix f.kfp
-	refused "--matrix goes with --combine" -- --estimate="$p" --matrix
+	refused "--matrix is not an option of --estimate" -- --estimate="$p" --matrix
 	refused "--combine cannot be combined with --estimate" -- --estimate="$p" --combine f.kfp
-	refused "--allow, --deny and --settle are for --estimate" -- --combine --allow=heap f.kfp
+	refused "--allow is not an option of --combine, which reads fingerprints only" -- --combine --allow=heap f.kfp
 	# nothing was written, no knob changed
 	[ -z "$(ls -A "$BATS_TEST_TMPDIR/cwd")" ]
 	[ "$(knobs_snapshot)" = "$before" ]
@@ -361,7 +361,7 @@ hashes() { awk -F'\t' 'NR > 1 && $1 ~ /^[0-9a-f]+$/ { print $1 }' "$1" | sort; }
 	chmod 600 "$FP/bad.key"
 	refused "fingerprint key $FP/bad.key: not a key" -- --estimate="$p" --fingerprint="$FP/x.kfp" --fingerprint-key="$FP/bad.key"
 	[ ! -e "$FP/x.kfp" ]
-	refused "--fingerprint-key goes with a fingerprint" -- --combine --fingerprint-key="$key2" "$FP/k2.kfp"
+	refused "--fingerprint-key is not an option of --combine" -- --combine --fingerprint-key="$key2" "$FP/k2.kfp"
 }
 
 @test "fleet: TSV fingerprints and the man page's SQL in sqlite3 give the figures of --combine and --matrix" {

@@ -142,13 +142,9 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 
 static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
 {
-	static const struct selector_list none;
-
 	p->disable = o->action == ACT_DETACH;
 	p->process_wide = config_coverage(&o->lib) == COVER_PROCESS;
-	sel->allow = o->lib.allow ? o->lib.allow : &selector_all;
-	sel->deny = o->lib.deny ? o->lib.deny : &none;
-	sel->min_size = o->lib.min_size;
+	selection_of_config(sel, &o->lib);
 	p->sel = sel;
 	p->stop_budget_s = o->stop_budget;
 }

@@ -427,21 +427,11 @@ static int resolve_all(const struct estimate_opts *o, struct pid_list *pids)
 static int setup(struct scan *s, const struct estimate_opts *o, struct pid_list *pids)
 {
 	struct est_result *r = s->res;
-	char why[512], *zero;
+	char *zero;
 	size_t i;
 	int z;
 
-	if (selector_parse(&s->allow, o->allow && *o->allow ? o->allow : "all", why, sizeof why)) {
-		msg("--allow='%s': %s", o->allow, why);
-		return -1;
-	}
-	s->deny.count = 0;
-	if (o->deny && *o->deny && selector_parse(&s->deny, o->deny, why, sizeof why)) {
-		msg("--deny='%s': %s", o->deny, why);
-		return -1;
-	}
-	s->sel.allow = &s->allow;
-	s->sel.deny = &s->deny;
+	selection_of_config(&s->sel, o->lib);
 	if (resolve_all(o, pids) < 0)
 		return -1;
 	s->page = (size_t)sysconf(_SC_PAGESIZE);

@@ -8,12 +8,14 @@
 
 #include <stdbool.h>
 
+struct config;
+
 struct fp_options;
 
 struct estimate_opts {
 	const char *target;        /* --estimate=TARGET: the first one */
 	const struct fp_options *fp;  /* every --estimate, their fingerprints */
-	const char *allow, *deny;  /* --allow, --deny: selector lists, or NULL */
+	const struct config *lib;  /* --allow, --deny as options.c parsed them (selection_of_config) */
 	double settle;             /* --settle=SECONDS; 0: a single pass */
 	bool json;                 /* --json */
 	const char *output;        /* NULL: stdout */

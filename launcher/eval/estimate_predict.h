@@ -31,7 +31,6 @@ struct region_rec {
 struct scan {
 	struct selection sel;
 	size_t page;                    /* the page size, sysconf(_SC_PAGESIZE) */
-	struct selector_list allow, deny;
 	struct record *recs;
 	size_t nrec, rec_cap;
 	struct region_rec *regs;

@@ -145,13 +145,7 @@ static void export_settings(struct run *r)
 		setenv_opt("KSM_ENABLE_REPORT", r->report_path);
 		setenv_opt("KSM_ENABLE_REPORT_TOKEN", r->channel.token);
 	}
-	setenv_opt("KSM_ENABLE_MODE", o->mode);
-	setenv_opt("KSM_ENABLE_ALLOW", o->allow);
-	setenv_opt("KSM_ENABLE_DENY", o->deny);
-	setenv_opt("KSM_ENABLE_MIN_SIZE", o->min_size);
-	setenv_opt("KSM_ENABLE_RESCAN_MS", o->rescan);
-	setenv_opt("KSM_ENABLE_LOG", o->log);
-	setenv_opt("KSM_ENABLE_INHERIT", o->no_inherit ? "0" : NULL);
+	options_library_settings(o, setenv_opt);
 	if (r->have_lib && preload_setenv(r->lib))
 		msg("cannot set LD_PRELOAD; only the prctl before exec enables KSM");
 }

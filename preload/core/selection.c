@@ -12,3 +12,12 @@ int region_selected(const struct selection *sel, const struct region *r)
 		return 0;
 	return selector_matches(sel->allow, r) && !selector_matches(sel->deny, r);
 }
+
+void selection_of_config(struct selection *sel, const struct config *cfg)
+{
+	static const struct selector_list none;
+
+	sel->allow = cfg->allow ? cfg->allow : &selector_all;
+	sel->deny = cfg->deny ? cfg->deny : &none;
+	sel->min_size = cfg->min_size;
+}

@@ -6,6 +6,7 @@
 #ifndef KSMENABLE_SELECTION_H
 #define KSMENABLE_SELECTION_H
 
+#include "config.h"
 #include "maps.h"
 #include "selector.h"
 
@@ -20,5 +21,12 @@ struct selection {
  * "secret".
  */
 int region_selected(const struct selection *sel, const struct region *r);
+
+/*
+ * The selection of the settings CFG (config_load): their lists, or all
+ * regions allowed and none denied where a list is not given.  The one
+ * place of those defaults, for the library, --attach and --estimate.
+ */
+void selection_of_config(struct selection *sel, const struct config *cfg);
 
 #endif

@@ -149,6 +149,16 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 		FUZZ_CHECK(!o->attach, "a target to attach to without --attach");
 	}
 	FUZZ_CHECK(!o->no_wait || o->action == ACT_ATTACH, "--no-wait without --attach");
+	/* The modes that read or show and change nothing take no knob, tuning, library or run option. */
+	if (o->action == ACT_ESTIMATE || o->action == ACT_COMBINE || o->action == ACT_STATUS ||
+	    o->action == ACT_RESTORE)
+		FUZZ_CHECK(!o->knobs.n && !o->no_tune && !o->keep && !o->strict && !o->take_over && !o->quiet &&
+			   !o->mode && !o->min_size && !o->rescan && !o->log && !o->preload && !o->no_preload &&
+			   !o->no_inherit && !o->report_all && !o->end_survivors && !o->metrics_file &&
+			   !o->stop_budget && !o->threshold, "a mode that changes nothing took a knob, tuning or run option");
+	FUZZ_CHECK(!o->settle || o->action == ACT_ESTIMATE, "--settle without --estimate");
+	if (o->action == ACT_STATUS || o->action == ACT_RESTORE)
+		FUZZ_CHECK(!o->allow && !o->deny && !o->report_file, "--status or --restore with a selection or a file");
 	if (o->action == ACT_COMBINE)
 		FUZZ_CHECK(cmd[0] && (!o->matrix || cmd[1]), "--combine without files, or --matrix with one");
 	else
