@@ -242,6 +242,15 @@ done:
 			r->outcome = TARGET_ENDED;
 		else if (v == PIN_EXECD || v == PIN_CREDS)
 			target_refuse(r, "%s", pin_reason(v));
+	} else if (r->outcome == TARGET_ALREADY || r->outcome == TARGET_NONE_MATCHED) {
+		/*
+		 * Judged from what was read, with no stop: an exec in the middle
+		 * (its new maps read under the old name) judged another program.
+		 */
+		enum pin_verdict v = pin_check(&pin);
+
+		if (v == PIN_EXECD || v == PIN_CREDS)
+			target_refuse(r, "%s", pin_reason(v));
 	}
 	free(ps.r);
 	pin_release(&pin);
