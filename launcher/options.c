@@ -29,7 +29,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
-	O_STOP_BUDGET,
+	O_STOP_BUDGET, O_DURATION,
 };
 
 /* --watch's interval when it is given without one. */
@@ -65,6 +65,7 @@ static const struct option base_opts[] = {
 	{ "report-all", no_argument, NULL, O_REPORT_ALL },
 	{ "end-survivors", no_argument, NULL, O_END_SURVIVORS },
 	{ "interval", required_argument, NULL, O_INTERVAL },
+	{ "duration", required_argument, NULL, O_DURATION },
 	{ "status", no_argument, NULL, O_STATUS },
 	{ "watch", optional_argument, NULL, O_WATCH },
 	{ "restore", no_argument, NULL, O_RESTORE },
@@ -107,7 +108,7 @@ static void usage(FILE *f)
 "               [--sample=N] [--fingerprint-format=binary|tsv] [--fingerprint-per-cgroup=DIR]\n"
 "               [--fingerprint-key=FILE]\n"
 "       ksm-run --combine [--matrix] [--json] FILE...\n"
-"       ksm-run --profile [OPTION]... [--] COMMAND [ARG]...\n"
+"       ksm-run --profile [--duration=SECONDS] [OPTION]... [--] COMMAND [ARG]...\n"
 "       ksm-run --attach=TARGET [--no-wait] [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
 "       ksm-run --detach=TARGET [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
 "       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
@@ -142,6 +143,8 @@ static void usage(FILE *f)
 "  --report-all    list every process of the tree, also those that merged under 64 KiB\n"
 "  --end-survivors when the command ends, TERM its tree's processes still running\n"
 "                  (KILL after 5 s); by default they go on\n"
+"  --duration=SECONDS  end the command after SECONDS as timeout(1) -k 5 does, report\n"
+"                  what merged until then, exit 124 (137 after KILL); also --profile\n"
 "  --metrics-file=PATH  write the figures for Prometheus (node_exporter's\n"
 "                  textfile collector) every interval, atomically\n"
 "  --status        KSM state, kernel support, top merging processes, per cgroup\n"
@@ -226,9 +229,8 @@ _Noreturn static void unknown_option(const char *arg, int optopt_)
 				    all_opts[i].name, all_opts[i].name);
 		die("option '%s' needs a value: %s=VALUE (see --help)", arg, arg);
 	}
-	if (strncmp(arg, "--", 2)) {
+	if (strncmp(arg, "--", 2))
 		die("unknown option '%s' (see --help)", arg);
-	}
 	len = strcspn(arg + 2, "=");
 	snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), arg + 2);
 	if ((near = nearest_option(name)))
@@ -294,12 +296,6 @@ static void list_options(void)
 		printf("--%s%s\n", all_opts[i].name, all_opts[i].has_arg ? "=" : "");
 }
 
-static void list_knobs(void)
-{
-	for (int i = 0; knob_known_name(i); i++)
-		printf("%s\n", knob_known_name(i));
-}
-
 static void set_action(struct opts *o, enum action a, const char *opt)
 {
 	if (o->action != ACT_RUN && o->action != a)
@@ -336,6 +332,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_ALL: o->report_all = true; break;
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
+	case O_DURATION: o->duration = seconds_option("duration", arg, 0.1, 604800); break;
 	case O_ESTIMATE:
 		set_action(o, ACT_ESTIMATE, "--estimate");
 		fleet_estimate_option(&o->fp, arg);
@@ -383,7 +380,10 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_METRICS_FILE: metrics_file_option(o, arg); break;
 	case O_WATCH: o->watch = arg ? seconds_option("watch", arg, 0.1, 3600) : WATCH_DEFAULT_S; break;
 	case O_LIST_OPTIONS: list_options(); exit(0);
-	case O_LIST_KNOBS: list_knobs(); exit(0);
+	case O_LIST_KNOBS:
+		for (int i = 0; knob_known_name(i); i++)
+			puts(knob_known_name(i));
+		exit(0);
 	}
 }
 
@@ -394,6 +394,8 @@ static void check_evaluation(struct opts *o, char **cmd)
 		die("--settle goes with --estimate");
 	if (o->threshold && o->action != ACT_PROFILE)
 		die("--threshold goes with --profile");
+	if (o->duration && o->action != ACT_RUN && o->action != ACT_PROFILE)
+		die("--duration=%g goes with a command's run or --profile (ksm-run --duration=S -- COMMAND)", o->duration);
 	if (o->action == ACT_ESTIMATE && *cmd)
 		die("--estimate reads running processes and takes no command ('%s')", cmd[0]);
 	if (o->action == ACT_PROFILE) {
