@@ -114,6 +114,11 @@ SERVER="heap=8 unique=16 sleep=3600000"
 	[ "$status" = 137 ]
 	[[ $stderr == *"did not end within 5 s of TERM: KILL"* ]]
 	[ $((SECONDS - start)) -ge 5 ] && [ $((SECONDS - start)) -lt 15 ]
+	# A stopped command gets CONT after TERM, as with timeout(1): TERM ends it, no KILL.
+	start=$SECONDS
+	run --separate-stderr "$KSM_RUN" --no-tune --duration=0.5 -- sh -c 'kill -STOP $$; exit 0'
+	[ "$status" = 124 ]
+	[ $((SECONDS - start)) -lt 5 ]
 	run --separate-stderr "$KSM_RUN" --no-tune --duration=30 -- sh -c 'exit 3'
 	[ "$status" = 3 ]
 	[[ $stderr != *"--duration"* ]]

@@ -1,10 +1,11 @@
 /*
  * duration.c - --duration=SECONDS: the end of a command's time, as
  * timeout(1) -k 5 does it.  At the time, TERM goes to the command (its
- * first process, the one ksm-run forwards signals to); if it is still
- * there DURATION_KILL_AFTER_S later, KILL.  ksm-run then reports what
- * merged until then and exits 124, or 137 when KILL was needed, the
- * statuses by which scripts already tell timeout(1)'s ends apart.
+ * first process, the one ksm-run forwards signals to), then CONT in case
+ * it was stopped; if it is still there DURATION_KILL_AFTER_S later, KILL.
+ * ksm-run then reports what merged until then and exits 124, or 137 when
+ * KILL was needed, the statuses by which scripts already tell timeout(1)'s
+ * ends apart.
  * Descendants that outlive the command are survivors as after any end
  * (--end-survivors ends them).
  */
@@ -58,6 +59,8 @@ void duration_signal(struct duration *d, pid_t pid, bool quiet)
 			msg("--duration=%g: the time is up: TERM to the command (pid %d), KILL in %g s "
 			    "if it has not ended", d->seconds, (int)pid, DURATION_KILL_AFTER_S);
 		kill(pid, SIGTERM);
+		/* As timeout(1): a stopped command could not act on TERM until it runs again. */
+		kill(pid, SIGCONT);
 		return;
 	}
 	d->killed = true;
