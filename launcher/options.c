@@ -31,7 +31,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
-	O_STOP_BUDGET,
+	O_STOP_BUDGET, O_DURATION,
 };
 
 /* --watch's interval when it is given without one. */
@@ -88,6 +88,7 @@ static const struct option_spec specs[] = {
 	{ "report-all", no_argument, O_REPORT_ALL, REPORTING, false },
 	{ "end-survivors", no_argument, O_END_SURVIVORS, COMMAND, false },
 	{ "interval", required_argument, O_INTERVAL, REPORTING, false },
+	{ "duration", required_argument, O_DURATION, COMMAND, false },
 	{ "metrics-file", required_argument, O_METRICS_FILE, TUNING, false },
 	/* The modes, each with its own options. */
 	{ "status", no_argument, O_STATUS, STATUS, false },
@@ -283,6 +284,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_REPORT_ALL: o->report_all = true; break;
 	case O_END_SURVIVORS: o->end_survivors = true; break;
 	case O_INTERVAL: o->interval = seconds_option("interval", arg, 0.1, 3600); break;
+	case O_DURATION: o->duration = seconds_option("duration", arg, 0.1, 604800); break;
 	case O_ESTIMATE:
 		fleet_estimate_option(&o->fp, arg);
 		if (!o->estimate)

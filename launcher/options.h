@@ -32,6 +32,7 @@ struct opts {
 	double stop_budget;             /* --stop-budget, in seconds; 0: the default */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;
 	double interval, settle, threshold;
+	double duration;                /* --duration: seconds the command may run; 0 not given */
 	bool user_rate;                 /* a rate knob was given: no default tuning */
 	bool take_over;                 /* keep tuning when someone else writes the knobs */
 	/* --daemon's policy; 0 when not given (the defaults of tune.h). */

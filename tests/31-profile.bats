@@ -82,3 +82,60 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 	[ "$status" = 125 ]
 	[[ "$stderr" == *"--threshold is not an option of a command's run"*"(--threshold goes with --profile)"* ]]
 }
+
+# --duration: a server never ends by itself; it is ended as timeout(1) -k 5
+# ends one, and what merged until then is profiled.
+SERVER="heap=8 unique=16 sleep=3600000"
+
+@test "profile --duration: a server that never ends is ended after SECONDS and profiled (124)" {
+	requires root ksm prctl
+	local report=$BATS_TEST_TMPDIR/profile.json start=$SECONDS
+	run --separate-stderr "$KSM_RUN" --profile --duration=6 --json --report-file="$report" $FAST $PROFILED \
+		-- "$PROGS/dupmem" $SERVER
+	[ "$status" = 124 ]
+	# TERM at 6 s ended it (no KILL 5 s later)
+	[ $((SECONDS - start)) -lt 11 ]
+	[[ $stderr == *"--duration=6: the time is up: TERM to the command"* ]]
+	[[ $stderr != *"KILL"*"KILL"* ]]
+	[ "$(json_of "$report" .recommended_allow)" = heap ]
+	[ "$(json_of "$report" '.profile.classes[] | select(.class == "heap") | .merged_kb')" -ge 7000 ]
+}
+
+@test "--duration: a plain run too; TERM ignored means KILL 5 s later (137); a command that ends in time keeps its status" {
+	requires root ksm
+	local start=$SECONDS
+	run --separate-stderr "$KSM_RUN" --no-tune --duration=0.5 -- sleep 60
+	[ "$status" = 124 ]
+	[[ $stderr == *"ended:"*"SIGTERM"* ]]
+	[ $((SECONDS - start)) -lt 5 ]
+	# An ignored TERM is inherited across exec: only KILL ends it.
+	start=$SECONDS
+	run --separate-stderr "$KSM_RUN" --no-tune --duration=1 -- sh -c 'trap "" TERM; exec sleep 60'
+	[ "$status" = 137 ]
+	[[ $stderr == *"did not end within 5 s of TERM: KILL"* ]]
+	[ $((SECONDS - start)) -ge 5 ] && [ $((SECONDS - start)) -lt 15 ]
+	# A stopped command gets CONT after TERM, as with timeout(1): TERM ends it, no KILL.
+	start=$SECONDS
+	run --separate-stderr "$KSM_RUN" --no-tune --duration=0.5 -- sh -c 'kill -STOP $$; exit 0'
+	[ "$status" = 124 ]
+	[ $((SECONDS - start)) -lt 5 ]
+	run --separate-stderr "$KSM_RUN" --no-tune --duration=30 -- sh -c 'exit 3'
+	[ "$status" = 3 ]
+	[[ $stderr != *"--duration"* ]]
+}
+
+@test "--duration: bad values, and modes without a command, are refused with 125" {
+	for arg in 0 -1 x 1e3 700000 1s " 5"; do
+		run --separate-stderr "$KSM_RUN" --duration="$arg" -- true
+		[ "$status" = 125 ] || { echo "--duration=$arg: $status"; return 1; }
+		[[ $stderr == *"--duration=$arg: not a number of seconds in 0.1..604800"* ]]
+	done
+	run --separate-stderr "$KSM_RUN" --duration= -- true
+	[ "$status" = 125 ] && [[ $stderr == *"'--duration' needs a value"* ]]
+	for mode in --status --daemon --restore "--estimate=$$" "--attach=$$"; do
+		run --separate-stderr "$KSM_RUN" $mode --duration=5
+		[ "$status" = 125 ] || { echo "$mode: $status"; return 1; }
+		[[ $stderr == *"--duration is not an option of ${mode%%=*}"*"(--duration goes with a command's run, --profile)"* ]] ||
+			{ echo "$mode: $stderr"; return 1; }
+	done
+}

@@ -141,7 +141,9 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	# Every line is one JSON object with the figures.
 	while read -r line; do
 		jq -e '.time > 0 and .interval == 0.5 and (.counters.general_profit | type) == "number"
-			and (.knobs.run | type) == "string" and (.groups | type) == "array"
+			and (.knobs.run | type) == "number" and (.knobs.pages_to_scan | type) == "number"
+			and (.knobs.sleep_millisecs | type) == "number" and (.knobs.advisor_mode | type) == "string"
+			and (.groups | type) == "array" and (.processes | type) == "array"
 			and (.tuning.instances | type) == "array"' <<<"$line" >/dev/null
 	done <"$out"
 	# ksmd's CPU over the interval from the second line on.
@@ -163,11 +165,67 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	[ -z "$stderr" ]
 }
 
+# last_frame TEXT: the last view of a --watch on a terminal, without CRs.
+last_frame() {
+	local f=${1##*$'\e[H\e[2J'}
+	printf '%s' "${f//$'\r'/}"
+}
+
+# watch_on_tty ROWS COLS: a --watch on a terminal of that size, for 2.5 s; its output in $output.
+watch_on_tty() {
+	run -0 script -qec "stty rows $1 cols $2; timeout --preserve-status -s INT 2.5 $KSM_RUN --status --watch=0.5" /dev/null
+}
+
+@test "--status --watch on a terminal: top processes and the trend, in the terminal's rows and columns" {
+	fast_ksm
+	start_workload a1 -- "$PROGS/dupmem" merge=1 seed=21 mmap=32 wait
+	local pid frame
+	pid=$(wl_pid a1)
+	wait_until 30 merging_at_least "$pid" 4096
+	watch_on_tty 40 100
+	frame=$(last_frame "$output")
+	echo "$frame"
+	# The process that merges, with its figures, as plain --status lists it.
+	grep -Eq "^ +$pid dupmem +[0-9.]+ MiB +[0-9.]+ MiB  /" <<<"$frame"
+	[[ $frame == *"top processes ("*"with merged pages):"* ]]
+	# The trend: a mark per view (five in 2.5 s), saved and ksmd's CPU.
+	[[ $frame == *"trend: a mark every 0.5 s"* ]]
+	grep -Eq '^  saved  [_.=+*#@-]{3,} +[0-9.]+ [KMG]?i?B, high ' <<<"$frame"
+	grep -Eq '^  ksmd   [ _.=+*#@-]{3,} +[0-9.]+% of a core, high ' <<<"$frame"
+	[[ $frame == *"per cgroup ("*"CGROUP"* ]]
+	# Never more than the screen: ROWS - 1 lines (nothing scrolls), COLS wide.
+	[ "$(wc -l <<<"$frame")" -le 39 ]
+	[ -z "$(awk 'length > 100' <<<"$frame")" ]
+	# A small terminal keeps the top process first, and still nothing scrolls.
+	watch_on_tty 12 60
+	frame=$(last_frame "$output")
+	echo "$frame"
+	[ "$(wc -l <<<"$frame")" -le 11 ]
+	[ -z "$(awk 'length > 60' <<<"$frame")" ]
+	grep -Eq "^ +$pid dupmem " <<<"$frame"
+	# Without a size (a terminal nobody sized): LINES and COLUMNS, as curses.
+	run -0 env LINES=10 COLUMNS=70 script -qec "stty rows 0 cols 0; timeout --preserve-status -s INT 1.5 $KSM_RUN --status --watch=0.5" /dev/null
+	frame=$(last_frame "$output")
+	[ "$(wc -l <<<"$frame")" -le 9 ]
+	[ -z "$(awk 'length > 70' <<<"$frame")" ]
+}
+
+@test "--status --json: knob values are numbers, as the counters, also the saved ones" {
+	start_workload r1 -- sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --pages-to-scan=1000 -- "$PROGS/dupmem" wait
+	wait_until 5 registered "$(wl_pid r1)"
+	run -0 "$KSM_RUN" --status --json
+	jq -e '(.knobs.run | type) == "number" and (.knobs.pages_to_scan | type) == "number"
+		and (.knobs.advisor_mode | type) == "string"
+		and (.tuning.saved_knobs.pages_to_scan | type) == "number"
+		and ([.tuning.saved_knobs | to_entries[] | select(.key != "advisor_mode") | .value | type]
+			| length > 0 and all(. == "number"))' <<<"$output"
+}
+
 @test "--status --watch on a terminal: the view is redrawn from the top" {
 	run -0 script -qec "timeout --preserve-status -s INT 1.5 $KSM_RUN --status --watch=0.5" /dev/null
 	[[ $output == *$'\e[H\e[2J'"ksm-run --status --watch, every 0.5 s"* ]]
 	[ "$(grep -o $'\e\\[H\e\\[2J' <<<"$output" | wc -l)" -ge 2 ]
-	[[ $output == *"saved:   general_profit"*"ksmd:"*"tuner:"*"per cgroup:"* ]]
+	[[ $output == *"saved:   general_profit"*"ksmd:"*"tuner:"*"per cgroup"* ]]
 }
 
 # metrics_agree FILE: the metrics file agrees with /sys/kernel/mm/ksm and

@@ -7,6 +7,7 @@
 #define KSMRUN_KNOBS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 
 #define MAX_KNOBS 40
@@ -50,6 +51,11 @@ const char *knob_lookup(const struct knob_set *s, const char *name);
 void knob_put(struct knob_set *s, const char *name, const char *value);
 /* Sorts S into write order. */
 void knob_order(struct knob_set *s);
+/*
+ * A knob's VALUE in JSON as the counters are: a number when it is one
+ * ("run":1), a string otherwise ("advisor_mode":"none").
+ */
+void knob_value_json(FILE *f, const char *value);
 
 /* Every writable knob of this kernel, in write order.  0 or -errno. */
 int knobs_read_all(struct knob_set *s);

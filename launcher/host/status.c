@@ -4,7 +4,6 @@
  * version), the processes with the most merged pages, and any knob state
  * left behind by a killed ksm-run.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,8 +27,8 @@
 #include "host/managers.h"
 #include "host/statefile.h"
 #include "host/status.h"
+#include "host/topprocs.h"
 #include "kernel_abi.h"
-#include "ksmstat.h"
 #include "maps.h"
 #include "selector.h"
 
@@ -91,19 +90,6 @@ static void ksm_stat_fields(char *out, size_t len)
 	}
 }
 
-struct top {
-	int pid;
-	long long merging, profit;
-	char comm[32];
-};
-
-static int cmp_top(const void *a, const void *b)
-{
-	const struct top *x = a, *y = b;
-
-	return (y->merging > x->merging) - (y->merging < x->merging);
-}
-
 struct kept {
 	long long kept_kb, secret_kb;
 };
@@ -133,55 +119,10 @@ static void read_kept(int pid, struct kept *k)
 		k->kept_kb = k->secret_kb = -1;
 }
 
-/* The processes with merged pages, most first: N of them in *OUT (to free). */
-static int merging_processes(struct top **out)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	struct top *t = NULL;
-	int n = 0, cap = 0;
-
-	*out = NULL;
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct ksmenable_stat st;
-		char path[64];
-		long long pid;
-
-		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
-			continue;
-		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (ksm_stat_parse(path, &st) || st.merging_pages <= 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			struct top *nt = realloc(t, (size_t)cap * sizeof *t);
-			if (!nt)
-				break;
-			t = nt;
-		}
-		t[n].pid = (int)pid;
-		t[n].merging = st.merging_pages;
-		t[n].profit = st.process_profit != -1 ? st.process_profit : 0;
-		snprintf(path, sizeof path, "/proc/%lld/comm", pid);
-		if (read_text(path, t[n].comm, sizeof t[n].comm))
-			snprintf(t[n].comm, sizeof t[n].comm, "?");
-		n++;
-	}
-	closedir(d);
-	/* With no process listed t is NULL, and qsort(NULL, 0, ...) is undefined
-	 * (its pointer must be valid even for no elements; UBSan's nonnull check). */
-	if (n)
-		qsort(t, (size_t)n, sizeof *t, cmp_top);
-	*out = t;
-	return n;
-}
-
 static void top_processes(long long page)
 {
-	struct top *t;
-	int n = merging_processes(&t);
+	struct top_process *t;
+	int n = top_processes_collect(&t);
 
 	printf("\nprocesses with the most merged pages:\n");
 	if (!n)
@@ -270,7 +211,7 @@ static void status_json(void)
 	static struct hoststate st;
 	struct cgroup_groups gs;
 	struct knob_set knobs;
-	struct top *t;
+	struct top_process *t;
 	char path[128], val[64], why[256], mgr[128];
 	long long page = sysconf(_SC_PAGESIZE), v;
 	int n, r;
@@ -281,10 +222,7 @@ static void status_json(void)
 		printf("%s", i ? "," : "");
 		json_str(stdout, knobs.k[i].name);
 		putchar(':');
-		if (!parse_ll(knobs.k[i].value, LLONG_MIN + 1, LLONG_MAX, &v))
-			printf("%lld", v);
-		else
-			json_str(stdout, knobs.k[i].value);
+		knob_value_json(stdout, knobs.k[i].value);
 	}
 	printf("},\"counters\":{");
 	for (size_t i = 0, k = 0; i < sizeof counters / sizeof counters[0]; i++) {
@@ -318,7 +256,7 @@ static void status_json(void)
 			printf("%s", i ? "," : "");
 			json_str(stdout, st.saved.k[i].name);
 			putchar(':');
-			json_str(stdout, st.saved.k[i].value);
+			knob_value_json(stdout, st.saved.k[i].value);
 		}
 		printf("}");
 	} else {
@@ -327,7 +265,7 @@ static void status_json(void)
 	printf(",\"other_manager\":");
 	json_str(stdout, other_manager(mgr, sizeof mgr));
 	printf("},\"processes\":[");
-	n = merging_processes(&t);
+	n = top_processes_collect(&t);
 	for (int i = 0; i < n && i < 10; i++) {
 		struct kept k;
 		read_kept(t[i].pid, &k);

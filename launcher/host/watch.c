@@ -1,6 +1,8 @@
 /*
- * watch.c - --status --watch: savings system-wide and per cgroup, ksmd's
- * CPU over the interval, the tuner and its phase, the registered commands.
+ * watch.c - --status --watch: savings system-wide, per process and per
+ * cgroup, ksmd's CPU over the interval and their trend, the tuner and its
+ * phase, the registered commands.  On a terminal the view (watchview.c)
+ * is cut to the terminal's size; otherwise one JSON line per interval.
  * The stop signals are taken by sigtimedwait between views, so that INT
  * and TERM end it with 0 after a whole view, never in the middle of one.
  */
@@ -8,102 +10,103 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "common/human.h"
 #include "common/json.h"
-#include "common/msg.h"
+#include "common/parse.h"
 #include "common/stopsig.h"
-#include "common/text.h"
-#include "host/counters.h"
-#include "host/groups.h"
-#include "host/hoststate.h"
 #include "host/knobs.h"
 #include "host/watch.h"
+#include "host/watchview.h"
 #include "kernel_abi.h"
 
-/* The knobs a view shows: whether KSM runs, and its rate. */
-static const char *const shown_knobs[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
-#define NSHOWN (int)(sizeof shown_knobs / sizeof shown_knobs[0])
+/* The knobs a JSON line holds: whether KSM runs, and its rate. */
+static const char *const json_knobs[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
+#define NJSON_KNOBS (int)(sizeof json_knobs / sizeof json_knobs[0])
 
-struct view {
-	double interval;
-	struct sys_sample now;
-	double cpu_pct;                 /* ksmd over the last interval; negative before the second view */
-	long long full_scans_delta;     /* LLONG_MIN before the second view */
-	struct cgroup_groups groups;
-	bool groups_ok;
-	struct hoststate st;
-	int st_r;                       /* hoststate_peek's */
-};
+/* The top processes a JSON line holds, as --status --json. */
+#define JSON_TOP 10
+
+/* A size from the environment (LINES, COLUMNS), else DEFAULT. */
+static int env_size(const char *name, int dflt)
+{
+	long long v;
+
+	return parse_ll(getenv(name), 1, 10000, &v) ? dflt : (int)v;
+}
+
+/* The terminal's size, read at every view (it may have been resized). */
+static void screen_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+		return;
+	}
+	/* No size known (not a terminal, or a pseudo-terminal nobody sized): as curses does. */
+	*rows = env_size("LINES", 24);
+	*cols = env_size("COLUMNS", 80);
+}
+
+/* TEXT as at most ROWS - 1 lines of at most COLS characters (UTF-8), on stdout. */
+static void put_clipped(const char *text, int rows, int cols)
+{
+	int line = 0;
+
+	while (*text && line < rows - 1) {
+		size_t len = strcspn(text, "\n");
+		int chars = 0;
+		size_t keep = 0;
+
+		while (keep < len && (chars < cols || ((unsigned char)text[keep] & 0xc0) == 0x80)) {
+			if (((unsigned char)text[keep] & 0xc0) != 0x80)
+				chars++;
+			keep++;
+		}
+		fwrite(text, 1, keep, stdout);
+		putchar('\n');
+		text += len + (text[len] == '\n');
+		line++;
+	}
+}
 
 static void text_view(const struct view *v)
 {
-	long long page = sysconf(_SC_PAGESIZE), sharing = sys_value(&v->now, "pages_sharing");
-	char val[KNOB_VALUE_MAX], when[32];
-	time_t t = time(NULL);
-	struct tm tm;
+	char *text = NULL;
+	size_t size = 0;
+	int rows, cols;
+	FILE *f = open_memstream(&text, &size);
 
-	if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%H:%M:%S", &tm))
-		snprintf(when, sizeof when, "-");
+	screen_size(&rows, &cols);
 	/* Home, clear: the view is redrawn from the top. */
 	printf("\033[H\033[2J");
-	printf("ksm-run --status --watch, every %g s (Ctrl-C stops)   %s\n", v->interval, when);
-	printf("knobs:  ");
-	for (int i = 0; i < NSHOWN; i++)
-		if (!knob_read(shown_knobs[i], val, sizeof val))
-			printf(" %s=%s", shown_knobs[i], val);
-	printf("\nsaved:   general_profit %s   pages_sharing %lld (%s)   pages_shared %lld\n",
-	       human_bytes(sys_value(&v->now, "general_profit"), false), sharing,
-	       human_bytes(sharing == LLONG_MIN ? LLONG_MIN : sharing * page, false),
-	       sys_value(&v->now, "pages_shared"));
-	printf("ksmd:    ");
-	if (v->cpu_pct >= 0)
-		printf("%.1f%% of a core", v->cpu_pct);
-	else
-		printf("CPU known after the first interval");
-	printf("   full scans %lld", sys_value(&v->now, "full_scans"));
-	if (v->full_scans_delta != LLONG_MIN)
-		printf(" (+%lld)", v->full_scans_delta);
-	if (counters_left_over_now())
-		printf("\n         LEFT OVER: KSM is stopped (run=0); the counters keep what merged before");
-	printf("\ntuner:   ");
-	if (v->st_r == -ENOENT)
-		printf("none (no ksm-run instance is registered)\n");
-	else if (v->st_r)
-		printf("unknown (the state cannot be read: %s)\n", v->st_r == -EINVAL ? "corrupt" : strerror(-v->st_r));
-	else if (v->st.tuner)
-		printf("pid %d, phase %s\n", (int)v->st.tuner, held_phase_name(v->st.tuner_phase));
-	else
-		printf("none\n");
-	if (!v->st_r && v->st.nusers) {
-		printf("\nregistered:\n  %7s %-8s %-6s %s\n", "PID", "KIND", "TUNES", "COMMAND");
-		for (int i = 0; i < v->st.nusers; i++) {
-			const struct state_user *u = &v->st.users[i];
-			printf("  %7d %-8s %-6s %s%s\n", (int)u->pid, u->kind == USER_DAEMON ? "daemon" : "command",
-			       u->pid == v->st.tuner ? "yes" : u->wants_tuning ? "no" : "never", printable(u->name),
-			       user_alive(u) ? "" : "  (gone)");
-		}
+	if (!f) {
+		printf("ksm-run --status --watch: out of memory for the view\n");
+		return;
 	}
-	printf("\nper cgroup:\n");
-	if (v->groups_ok)
-		groups_text(stdout, &v->groups, sys_value(&v->now, "general_profit"), 10);
-	else
-		printf("  unknown (cannot read /proc)\n");
+	watch_text_view(f, v, rows, cols);
+	if (fclose(f) == 0)
+		put_clipped(text, rows, cols);
+	free(text);
 }
 
 static void json_view(const struct view *v)
 {
+	long long page = sysconf(_SC_PAGESIZE);
 	char val[KNOB_VALUE_MAX];
 	bool first = true;
 
 	printf("{\"time\":%lld,\"interval\":%g,\"knobs\":{", (long long)time(NULL), v->interval);
-	for (int i = 0; i < NSHOWN; i++)
-		if (!knob_read(shown_knobs[i], val, sizeof val)) {
-			printf("%s\"%s\":", first ? "" : ",", shown_knobs[i]);
-			json_str(stdout, val);
+	for (int i = 0; i < NJSON_KNOBS; i++)
+		if (!knob_read(json_knobs[i], val, sizeof val)) {
+			printf("%s\"%s\":", first ? "" : ",", json_knobs[i]);
+			knob_value_json(stdout, val);
 			first = false;
 		}
 	printf("},\"counters\":{");
@@ -140,7 +143,13 @@ static void json_view(const struct view *v)
 		json_str(stdout, u->name);
 		putchar('}');
 	}
-	printf("]},\"groups\":");
+	printf("]},\"processes\":[");
+	for (int i = 0; i < v->ntop && i < JSON_TOP; i++) {
+		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", v->top[i].pid);
+		json_str(stdout, v->top[i].comm);
+		printf(",\"merged_bytes\":%lld,\"profit_bytes\":%lld}", v->top[i].merging * page, v->top[i].profit);
+	}
+	printf("],\"groups\":");
 	if (v->groups_ok)
 		groups_json(stdout, &v->groups);
 	else
@@ -148,13 +157,35 @@ static void json_view(const struct view *v)
 	printf("}\n");
 }
 
+/* One view's figures: now, and against the view before (PREV, NULL for the first). */
+static void take_view(struct view *v, const struct sys_sample *prev, pid_t ksmd, struct watch_history *h)
+{
+	char why[256];
+	long long fs, fs0;
+
+	counters_sample(&v->now, ksmd);
+	v->cpu_pct = -1;
+	v->full_scans_delta = LLONG_MIN;
+	if (prev && v->now.ksmd_cpu >= 0 && prev->ksmd_cpu >= 0 && v->now.t > prev->t)
+		v->cpu_pct = 100.0 * (v->now.ksmd_cpu - prev->ksmd_cpu) / (v->now.t - prev->t);
+	fs = sys_value(&v->now, "full_scans");
+	fs0 = prev ? sys_value(prev, "full_scans") : LLONG_MIN;
+	if (fs != LLONG_MIN && fs0 != LLONG_MIN)
+		v->full_scans_delta = fs - fs0;
+	v->groups_ok = groups_collect(&v->groups) == 0;
+	v->ntop = top_processes_collect(&v->top);
+	v->st_r = hoststate_peek(&v->st, why, sizeof why);
+	watch_history_add(h, (struct watch_point){ sys_value(&v->now, "general_profit"), v->cpu_pct });
+	v->hist = h;
+}
+
 int status_watch(double interval, bool json)
 {
 	static struct view v;
+	static struct watch_history hist;
 	struct sys_sample prev;
 	bool tty = !json && isatty(STDOUT_FILENO), have_prev = false;
 	pid_t ksmd = ksmd_find();
-	char why[256];
 	sigset_t stops;
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
@@ -168,24 +199,14 @@ int status_watch(double interval, bool json)
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	v.interval = interval;
 	for (;;) {
-		long long fs, fs0;
-
-		counters_sample(&v.now, ksmd);
-		v.cpu_pct = -1;
-		v.full_scans_delta = LLONG_MIN;
-		if (have_prev && v.now.ksmd_cpu >= 0 && prev.ksmd_cpu >= 0 && v.now.t > prev.t)
-			v.cpu_pct = 100.0 * (v.now.ksmd_cpu - prev.ksmd_cpu) / (v.now.t - prev.t);
-		fs = sys_value(&v.now, "full_scans");
-		fs0 = have_prev ? sys_value(&prev, "full_scans") : LLONG_MIN;
-		if (fs != LLONG_MIN && fs0 != LLONG_MIN)
-			v.full_scans_delta = fs - fs0;
-		v.groups_ok = groups_collect(&v.groups) == 0;
-		v.st_r = hoststate_peek(&v.st, why, sizeof why);
+		take_view(&v, have_prev ? &prev : NULL, ksmd, &hist);
 		if (tty)
 			text_view(&v);
 		else
 			json_view(&v);
 		groups_free(&v.groups);
+		free(v.top);
+		v.top = NULL;
 		if (fflush(stdout) || ferror(stdout))
 			return 0;
 		prev = v.now;

@@ -26,6 +26,7 @@
 #include "paths.h"
 #include "run/channel.h"
 #include "run/child.h"
+#include "run/duration.h"
 #include "run/elf.h"
 #include "run/follow.h"
 #include "run/jointune.h"
@@ -46,6 +47,7 @@ struct run {
 	const char *report_path;      /* where the library writes them; NULL none */
 	struct sampler s;
 	struct child c;
+	struct duration dur;          /* --duration: when the command is ended */
 	struct profile prof;
 };
 
@@ -190,6 +192,18 @@ static void profile_tree(struct run *r)
 	profile_sample(&r->prof, pids, n);
 }
 
+/* --duration's end: what merged until now is sampled before the command is told to end. */
+static void end_of_duration(struct run *r, bool sampled)
+{
+	if (duration_term_due(&r->dur) && !sampled) {
+		sample_tick(&r->s);
+		if (r->o->action == ACT_PROFILE)
+			profile_tree(r);
+	}
+	/* The report on stderr is JSON alone: the exit status says it (124). */
+	duration_signal(&r->dur, r->c.pid, r->o->quiet || (r->o->json && !r->o->report_file));
+}
+
 /*
  * Samples every --interval; the machine's tuning is looked after at least
  * every second, so that a tuner that ends is replaced within two.
@@ -202,10 +216,12 @@ static void supervise(struct run *r)
 
 	if (r->o->action == ACT_PROFILE)
 		profile_init(&r->prof, r->o->threshold);
-	while (!child_wait(&r->c, wait_ms)) {
+	duration_start(&r->dur, r->o->duration, r->c.start);
+	while (!child_wait(&r->c, duration_wait_ms(&r->dur, wait_ms))) {
 		wait_ms = (int)(1000 * follow_tick(&f, &sampled));
 		if (sampled && r->o->action == ACT_PROFILE)
 			profile_tree(r);
+		end_of_duration(r, sampled);
 	}
 	if (r->c.exec_errno)
 		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
@@ -263,5 +279,10 @@ int run_command(const struct opts *o, char **cmd)
 	/* ---- The command runs: from here ksm-run must not bail out. ---- */
 	supervise(&r);
 	finish(&r);
+	/* Ended by --duration: timeout(1)'s status, not the TERM re-raised. */
+	if ((err = duration_exit_status(&r.dur, &r.c)) >= 0) {
+		fflush(NULL);
+		exit(err);
+	}
 	child_exit_like(&r.c);
 }
