@@ -11,13 +11,7 @@
 #include <string.h>
 
 #include "glob.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 static void test_problems(void)
 {
@@ -105,10 +99,4 @@ static void test_against_fnmatch(void)
 	CHECK(disagree == 0);
 }
 
-int main(void)
-{
-	test_problems();
-	test_against_fnmatch();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_problems), UNIT_TEST(test_against_fnmatch))

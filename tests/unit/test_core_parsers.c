@@ -12,13 +12,7 @@
 #include "nearest.h"
 #include "selection.h"
 #include "selector.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 #define MAX_REGIONS 64
 
@@ -341,16 +335,6 @@ static void test_nearest(void)
 	CHECK(name_is_near(1, 4) && name_is_near(3, 14) && !name_is_near(4, 14) && !name_is_near(2, 2));
 }
 
-int main(void)
-{
-	test_smaps_text();
-	test_streaming_agrees();
-	test_live_maps();
-	test_selection();
-	test_selector_errors();
-	test_config();
-	test_numbers();
-	test_nearest();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_smaps_text), UNIT_TEST(test_streaming_agrees), UNIT_TEST(test_live_maps),
+	  UNIT_TEST(test_selection), UNIT_TEST(test_selector_errors), UNIT_TEST(test_config),
+	  UNIT_TEST(test_numbers), UNIT_TEST(test_nearest))

@@ -12,13 +12,7 @@
 #include "host/groups.h"
 #include "host/hoststate.h"
 #include "host/metrics.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 static int group_of(const char *text, char *out, size_t len)
 {
@@ -169,12 +163,5 @@ static void test_paths(void)
 	CHECK(metrics_check_path("/etc/passwd/x", why, sizeof why) == -1 && strstr(why, "does not exist"));
 }
 
-int main(void)
-{
-	test_cgroup_lines();
-	test_labels();
-	test_format();
-	test_paths();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_labels), UNIT_TEST(test_format),
+	  UNIT_TEST(test_paths))

@@ -15,13 +15,7 @@
 #include "eval/fingerprint.h"
 #include "eval/fingerprint_key.h"
 #include "eval/siphash.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 static const struct ksm_rule rule256 = { 256, false, 4096 };
 
@@ -188,12 +182,5 @@ static void test_siphash(void)
 	CHECK(a.id != b.id && a.id != a.k.k0 && a.id != a.k.k1);
 }
 
-int main(void)
-{
-	test_siphash();
-	test_rule();
-	test_format();
-	test_union();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_siphash), UNIT_TEST(test_rule), UNIT_TEST(test_format),
+	  UNIT_TEST(test_union))

@@ -25,13 +25,7 @@
 #include "maps.h"
 #include "run/elf.h"
 #include "selector.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 /* ---- knob validation ---- */
 
@@ -406,17 +400,6 @@ static void test_numbers(void)
 	CHECK(!strcmp(human_bytes(LLONG_MIN, false), "n/a"));
 }
 
-int main(void)
-{
-	test_knobs();
-	test_knobstate();
-	test_contents();
-	test_json();
-	test_targets();
-	test_class_selector();
-	test_proc_stat();
-	test_elf();
-	test_numbers();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_knobs), UNIT_TEST(test_knobstate), UNIT_TEST(test_contents),
+	  UNIT_TEST(test_json), UNIT_TEST(test_targets), UNIT_TEST(test_class_selector),
+	  UNIT_TEST(test_proc_stat), UNIT_TEST(test_elf), UNIT_TEST(test_numbers))

@@ -15,13 +15,7 @@
 #include <sys/syscall.h>
 
 #include "attach/seccomp.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 #define N(f) (sizeof (f) / sizeof (f)[0])
 
@@ -189,14 +183,5 @@ static void test_precedence(void)
 	CHECK(seccomp_stronger(SECCOMP_RET_USER_NOTIF, SECCOMP_RET_ALLOW) == SECCOMP_RET_USER_NOTIF);
 }
 
-int main(void)
-{
-	test_policy();
-	test_arguments();
-	test_registers();
-	test_kernel_arithmetic();
-	test_invalid();
-	test_precedence();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_policy), UNIT_TEST(test_arguments), UNIT_TEST(test_registers),
+	  UNIT_TEST(test_kernel_arithmetic), UNIT_TEST(test_invalid), UNIT_TEST(test_precedence))

@@ -9,13 +9,7 @@
 #include <string.h>
 
 #include "marks.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 #define PAGES 512
 #define PAGE 4096UL
@@ -164,11 +158,4 @@ static void test_secret(void)
 	CHECK(!marks_secret(MARK_DONTDUMP));
 }
 
-int main(void)
-{
-	test_random();
-	test_full();
-	test_secret();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_random), UNIT_TEST(test_full), UNIT_TEST(test_secret))
