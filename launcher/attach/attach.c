@@ -265,7 +265,7 @@ static bool any_alive(const struct attach_run *a)
  */
 static int supervise(struct attach_run *a, sigset_t *stops)
 {
-	struct follow f = { &a->s, &a->host, a->o->metrics_file, a->o->interval, 0 };
+	struct follow f = { .s = &a->s, .host = &a->host, .metrics_file = a->o->metrics_file, .interval = a->o->interval };
 	int sig = 0;
 
 	while (any_alive(a)) {

@@ -202,7 +202,8 @@ static void profile_tree(struct run *r)
  */
 static void supervise(struct run *r)
 {
-	struct follow f = { &r->s, &r->host, r->o->metrics_file, r->o->interval, 0 };
+	struct follow f = { .s = &r->s, .host = &r->host, .metrics_file = r->o->metrics_file, .interval = r->o->interval,
+			    .command = r->cmd[0] };
 	int wait_ms = 100;	/* an early first sample catches short commands */
 	bool sampled;
 
