@@ -275,8 +275,9 @@ static int supervise(struct attach_run *a, sigset_t *stops)
 			break;
 	}
 	sample_tick(&a->s);
+	/* Only a file it wrote: a name planted there is not its to remove (as a command's run). */
 	if (a->o->metrics_file)
-		unlink(a->o->metrics_file);
+		file_remove_own(a->o->metrics_file);
 	return sig;
 }
 
