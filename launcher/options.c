@@ -228,6 +228,7 @@ static void metrics_file_option(struct opts *o, const char *arg)
 	if (metrics_check_path(arg, why, sizeof why))
 		die("--metrics-file=%s: %s (accepted: a file in an existing directory, such as "
 		    "node_exporter's textfile directory)", arg, why);
+	metrics_warn_name(arg);
 	o->metrics_file = arg;
 }
 

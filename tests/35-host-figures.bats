@@ -25,13 +25,13 @@ cgroup_of_pid() {
 # sh -c "$IN_CGROUP" sh DIR PROGRAM ARGS...: PROGRAM in that cgroup from its first instruction.
 IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
 
-# The watcher and the daemons end first (the fixture then stops the
+# The watcher, the daemons and node_exporter end first (the fixture then stops the
 # workloads and removes the cgroups).
 teardown_extra() {
 	local n
 	[ -z "$WATCH_PID" ] || kill -KILL "$WATCH_PID" 2>/dev/null
 	for n in "${!WL_PIDS[@]}"; do
-		case $n in daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
+		case $n in daemon* | node_exporter) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
 	done
 	return 0
 }
@@ -87,6 +87,13 @@ group_agrees() {
 	[ "$(knobs_snapshot)" = "$before" ]
 	[ ! -e "$STATE_FILE" ]
 	[ -z "$(ls -A "$BATS_TEST_TMPDIR")" ]
+}
+
+@test "--metrics-file not ending in .prom: a warning that node_exporter will not read it; the run goes on" {
+	run -3 --separate-stderr "$KSM_RUN" -q --metrics-file="$BATS_TEST_TMPDIR/ksmenable.txt" -- sh -c 'exit 3'
+	[[ $stderr == *"warning: --metrics-file=$BATS_TEST_TMPDIR/ksmenable.txt does not end in .prom: node_exporter's textfile collector reads only files named *.prom"* ]]
+	run -3 --separate-stderr "$KSM_RUN" -q --metrics-file="$BATS_TEST_TMPDIR/ksmenable.prom" -- sh -c 'exit 3'
+	[[ $stderr != *"warning"* ]]
 }
 
 @test "--status per cgroup: merged pages and profit of two cgroups equal their processes' ksm_stat" {
@@ -299,17 +306,22 @@ promtool_ok() {
 	[ -z "$out" ] || { echo "promtool: $out" >&2; return 1; }
 }
 
-# metric FILE NAME: the value of the sample NAME (with its labels).
-metric() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+# metric FILE NAME: the value of the sample NAME (with its labels, as
+# written: through the environment, where awk -v would undo their escapes).
+metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
+
+# The labels of a dupmem's series in the metrics file FILE.
+dupmem_labels() { echo "{command=\"dupmem\",file=\"${1##*/}\"}"; }
 
 # command_agrees FILE PID: the command's figures equal PID's ksm_stat (the tree's only process).
 command_agrees() {
-	local m p
+	local m p l
+	l=$(dupmem_labels "$1")
 	m=$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$2/ksm_stat")
 	p=$(awk '$1 == "ksm_process_profit" { print $2 }' "/proc/$2/ksm_stat")
-	[ "$(metric "$1" ksmenable_command_merged_bytes)" = $((m * PAGE)) ] &&
-		[ "$(metric "$1" ksmenable_command_profit_bytes)" = "$p" ] &&
-		[ "$(metric "$1" ksmenable_command_processes)" = 1 ]
+	[ "$(metric "$1" "ksmenable_command_merged_bytes$l")" = $((m * PAGE)) ] &&
+		[ "$(metric "$1" "ksmenable_command_profit_bytes$l")" = "$p" ] &&
+		[ "$(metric "$1" "ksmenable_command_processes$l")" = 1 ]
 }
 
 @test "--metrics-file under a command's ksm-run: promtool passes, the figures are sysfs's and the command's" {
@@ -330,7 +342,7 @@ command_agrees() {
 	[ -z "$(grep '^# TYPE .* counter$' "$f" | grep -v '_total counter$')" ]
 	wait_until 10 metrics_agree "$f"
 	wait_until 10 command_agrees "$f" "$pid"
-	[ "$(metric "$f" ksmenable_command_peak_merged_bytes)" -ge $((16 << 20)) ]
+	[ "$(metric "$f" "ksmenable_command_peak_merged_bytes$(dupmem_labels "$f")")" -ge $((16 << 20)) ]
 	# The user's rate: the tuner is this ksm-run, phase user_rate, the only phase at 1.
 	[ "$(metric "$f" 'ksmenable_tuner_phase{phase="user_rate"}')" = 1 ]
 	[ "$(grep -c '^ksmenable_tuner_phase{.*} 1$' "$f")" = 1 ]
@@ -385,4 +397,72 @@ command_agrees() {
 	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c \
 		"sh -c '$IN_CGROUP' sh \"$a\" \"$PROGS/dupmem\" mmap=8 sleep=1500"
 	[[ $stderr == *"per cgroup (the command's processes; peaks summed):"*"/${a##*/}"* ]]
+}
+
+# start_node_exporter DIR: Debian's node_exporter with only the textfile
+# collector reading DIR, on 127.0.0.1 at a free port, as the workload
+# node_exporter (its log: wl_err node_exporter); NE_URL is its /metrics.
+start_node_exporter() {
+	local port
+	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	NE_URL=http://127.0.0.1:$port/metrics
+	start_workload node_exporter -- sh -c 'echo READY; exec "$@"' sh "$NODE_EXPORTER" \
+		--web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$1"
+	wait_until 10 curl -fsS -o /dev/null "$NE_URL"
+}
+
+# has_line FILE LINE: FILE has LINE, whole.
+has_line() { grep -qxF -- "$2" "$1"; }
+
+# saved_at_least FILE SAMPLE BYTES: SAMPLE (name and labels, as written) is at least BYTES.
+saved_at_least() { local v; v=$(metric "$1" "$2"); [ -n "$v" ] && [ "$v" -ge "$3" ]; }
+
+@test "node_exporter reads the daemon's and two commands' metrics files at once: no collision, each file's series" {
+	requires cmd:curl node_exporter
+	local dir=$BATS_TEST_TMPDIR/textfile scrape=$BATS_TEST_TMPDIR/scrape prog name label pid got
+	mkdir "$dir" "$BATS_TEST_TMPDIR/bin"
+	# One program for both commands, named as a hostile user could: a quote,
+	# a backslash, a newline and a byte that is not UTF-8.
+	name=$'du"p\\m\nem\xff'
+	prog=$BATS_TEST_TMPDIR/bin/$name
+	cp "$PROGS/dupmem" "$prog"
+	start_node_exporter "$dir"
+	start_daemon daemon --metrics-file="$dir/ksmenable.prom"
+	start_workload one -- "$KSM_RUN" -q --interval=0.3 --metrics-file="$dir/one.prom" -- "$prog" mmap=8 wait
+	start_workload two -- "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/two.json" --interval=0.3 \
+		--metrics-file="$dir/two.prom" -- "$prog" mmap=8 wait
+	pid=$(awk '$1 == "region" { print $4; exit }' "$(wl_dir two)/out")
+	wait_until 30 merging_at_least "$pid" 2048
+	# The daemon's file has the machine's series, once the handover is past.
+	wait_until 10 grep -q '^ksmenable_general_profit_bytes ' "$dir/ksmenable.prom"
+	wait_until 10 grep -q '^ksmenable_command_processes' "$dir/one.prom"
+	wait_until 10 grep -q '^ksmenable_command_processes' "$dir/two.prom"
+	# Two scrapes: the first one's log is out before the second is answered.
+	curl -fsS -o /dev/null "$NE_URL"
+	curl -fsS -o "$scrape" "$NE_URL"
+	grep -a '^ksmenable_\|^node_textfile' "$scrape" | grep -av '_knob\|sysfs_value'
+	# Node_exporter gathered it all, and says nothing.
+	has_line "$scrape" 'node_textfile_scrape_error 0'
+	run ! grep -a 'error\|collected before' "$(wl_err node_exporter)"
+	# The machine's series once (the daemon's), each command's series with its file.
+	[ "$(grep -c '^ksmenable_general_profit_bytes ' "$scrape")" = 1 ]
+	[ "$(grep -c '^ksmenable_tuner_phase{phase="steady"} ' "$scrape")" = 1 ]
+	# What node_exporter writes of the name: its escapes, U+FFFD for the bad byte.
+	label='command="du\"p\\m\nem'$'\xef\xbf\xbd''"'
+	has_line "$scrape" "ksmenable_command_processes{$label,file=\"one.prom\"} 1"
+	has_line "$scrape" "ksmenable_command_processes{$label,file=\"two.prom\"} 1"
+	# The commands' files hold only their own series.
+	run ! grep -v '^#\|^ksmenable_command_' "$dir/one.prom" "$dir/two.prom"
+	# The report's frame-accurate saved figure: its last value and its peak.
+	wait_until 10 saved_at_least "$dir/two.prom" "ksmenable_command_peak_saved_bytes{$label,file=\"two.prom\"}" $((4 << 20))
+	got=$(metric "$dir/two.prom" "ksmenable_command_peak_saved_bytes{$label,file=\"two.prom\"}")
+	[ -n "$(metric "$dir/two.prom" "ksmenable_command_saved_bytes{$label,file=\"two.prom\"}")" ]
+	stop_workload one
+	stop_workload two
+	stop_daemon daemon
+	kill -TERM "$(wl_pid node_exporter)"
+	wait_workload node_exporter
+	# The report's peak is at least the file's last one.
+	[ "$(jq '.saved.bytes' "$BATS_TEST_TMPDIR/two.json")" -ge "$got" ]
 }

@@ -150,6 +150,17 @@ fingerprint() {
 	done
 }
 
+@test "planted: --attach leaves a link planted at --metrics-file in place when its targets end" {
+	plant link metrics-attach.prom
+	start_workload -- "$PROGS/attachee" sleep 2
+	refused_with 0 "cannot write the metrics file $PLANT_DIR/metrics-attach.prom: " \
+		--attach="$WL_PID" --metrics-file="$PLANT_DIR/metrics-attach.prom"
+	[[ $stderr == *"cannot write the metrics file $PLANT_DIR/metrics-attach.prom: "* ]]
+	# Not written, and not removed either: the name is nobody's to take away.
+	[ -L "$PLANT_DIR/metrics-attach.prom" ]
+	victim_intact
+}
+
 @test "planted: a FIFO named by KSM_ENABLE_REPORT does not block the run" {
 	as_nobody mkfifo "$PLANT_DIR/lines"
 	run --separate-stderr timeout -k 5 30 env KSM_ENABLE_REPORT="$PLANT_DIR/lines" "$KSM_RUN" -- true

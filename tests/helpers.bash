@@ -77,6 +77,7 @@ requires() {
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
 		cmd:*) command -v "${what#cmd:}" >/dev/null || skip_or_fail "needs ${what#cmd:} (tests/install-deps)" ;;
 		ksmtuned) [ -x "$KSMTUNED" ] || skip_or_fail "needs $KSMTUNED (tests/install-deps unpacks it)" ;;
+		node_exporter) [ -x "$NODE_EXPORTER" ] || skip_or_fail "needs $NODE_EXPORTER (tests/install-deps unpacks it)" ;;
 		*) echo "requires: unknown $what" >&2; return 1 ;;
 		esac
 	done
@@ -84,6 +85,8 @@ requires() {
 
 # Debian's ksmtuned, unpacked (not installed) by tests/install-deps.
 KSMTUNED=${KSMENABLE_UNPACK_DIR:-/var/lib/ksmenable-tests}/ksmtuned/usr/sbin/ksmtuned
+# Debian's node_exporter, unpacked too: installed, its service would start.
+NODE_EXPORTER=${KSMENABLE_UNPACK_DIR:-/var/lib/ksmenable-tests}/prometheus-node-exporter/usr/bin/prometheus-node-exporter
 
 # --- KSM knobs: every test file that touches them saves and restores all. ---
 

@@ -261,7 +261,7 @@ static bool any_alive(const struct attach_run *a)
  */
 static int supervise(struct attach_run *a, sigset_t *stops)
 {
-	struct follow f = { &a->s, &a->host, a->o->metrics_file, a->o->interval, 0 };
+	struct follow f = { .s = &a->s, .host = &a->host, .metrics_file = a->o->metrics_file, .interval = a->o->interval };
 	int sig = 0;
 
 	while (any_alive(a)) {
@@ -271,8 +271,9 @@ static int supervise(struct attach_run *a, sigset_t *stops)
 			break;
 	}
 	sample_tick(&a->s);
+	/* Only a file it wrote: a name planted there is not its to remove (as a command's run). */
 	if (a->o->metrics_file)
-		unlink(a->o->metrics_file);
+		file_remove_own(a->o->metrics_file);
 	return sig;
 }
 

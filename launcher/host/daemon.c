@@ -136,12 +136,14 @@ static void log_standing(const struct host_tuner *h, const struct sys_sample *no
 /* The metrics file at each tick; a failure is logged when it starts, not every second. */
 static void write_metrics(const struct opts *o, const struct host_tuner *h, const struct sys_sample *now)
 {
+	static struct metrics_role role;
 	static int last_err;
 	int r;
 
 	if (!o->metrics_file)
 		return;
-	r = metrics_write_host(o->metrics_file, h, now, NULL);
+	metrics_role_update(&role, h, true, now_s());
+	r = metrics_write_host(o->metrics_file, h, now, NULL, role.machine);
 	if (r && r != last_err)
 		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
 			    file_strerror(-r));

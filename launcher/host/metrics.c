@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/msg.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/hoststate.h"
@@ -207,20 +208,43 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 	}
 }
 
+/* NAME{command="...",file="..."} V: the labels of a command's series, in the order node_exporter sorts them. */
+static void command_sample(FILE *f, const char *name, const struct metrics_command *c, long long v)
+{
+	fprintf(f, METRICS_PREFIX "%s{command=", name);
+	metrics_label(f, c->command ? c->command : "");
+	fputs(",file=", f);
+	metrics_label(f, c->file ? c->file : "");
+	fprintf(f, "} %lld\n", v);
+}
+
 static void command_metrics(FILE *f, const struct metrics_command *c, long page)
 {
 	family(f, "command_processes", "gauge", "Live processes of the command's tree (ksm-run's command)");
-	sample_ll(f, "command_processes", NULL, NULL, c->processes);
+	command_sample(f, "command_processes", c, c->processes);
 	family(f, "command_merged_bytes", "gauge", "Merged memory of the command's tree now (ksm_merging_pages)");
-	sample_ll(f, "command_merged_bytes", NULL, NULL, c->merged_pages * page);
+	command_sample(f, "command_merged_bytes", c, c->merged_pages * page);
 	family(f, "command_profit_bytes", "gauge", "Sum of ksm_process_profit of the command's tree now");
-	sample_ll(f, "command_profit_bytes", NULL, NULL, c->profit_bytes);
+	command_sample(f, "command_profit_bytes", c, c->profit_bytes);
 	family(f, "command_peak_merged_bytes", "gauge",
 	       "Sum over the command's processes, exited ones included, of each one's peak merged memory");
-	sample_ll(f, "command_peak_merged_bytes", NULL, NULL, c->peak_merged_pages * page);
+	command_sample(f, "command_peak_merged_bytes", c, c->peak_merged_pages * page);
+	/* Not counted (no root, no /proc/kpageflags): no sample, rather than a 0 that reads as true. */
+	if (c->saved_bytes != LLONG_MIN) {
+		family(f, "command_saved_bytes", "gauge",
+		       "What the command's tree saves by page frame at the last count: the KSM pages it maps less "
+		       "the distinct ones, plus its zero pages, less KSM's metadata");
+		command_sample(f, "command_saved_bytes", c, c->saved_bytes);
+	}
+	if (c->peak_saved_bytes != LLONG_MIN) {
+		family(f, "command_peak_saved_bytes", "gauge",
+		       "The peak of ksmenable_command_saved_bytes: the saved figure of ksm-run's report");
+		command_sample(f, "command_peak_saved_bytes", c, c->peak_saved_bytes);
+	}
 }
 
-void metrics_format(FILE *f, const struct metrics_source *src)
+/* The series of the whole machine: one writer's (metrics_role_update). */
+static void machine_metrics(FILE *f, const struct metrics_source *src)
 {
 	sysfs_metrics(f, src->files);
 	if (src->now && src->now->ksmd_cpu >= 0) {
@@ -235,6 +259,12 @@ void metrics_format(FILE *f, const struct metrics_source *src)
 	sample_ll(f, "tuner_decisions_total", NULL, NULL, (long long)src->decisions);
 	if (src->groups)
 		group_metrics(f, src->groups, src->page);
+}
+
+void metrics_format(FILE *f, const struct metrics_source *src)
+{
+	if (!src->command_only)
+		machine_metrics(f, src);
 	if (src->command)
 		command_metrics(f, src->command, src->page);
 }
@@ -243,6 +273,15 @@ void metrics_format(FILE *f, const struct metrics_source *src)
 int metrics_check_path(const char *path, char *why, size_t whylen)
 {
 	return file_check_new(path, why, whylen);
+}
+
+void metrics_warn_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	if (len < 5 || strcmp(path + len - 5, ".prom"))
+		msg("warning: --metrics-file=%s does not end in .prom: node_exporter's textfile collector reads "
+		    "only files named *.prom", path);
 }
 
 int metrics_write(const char *path, const struct metrics_source *src)
@@ -266,20 +305,56 @@ int metrics_write(const char *path, const struct metrics_source *src)
 }
 
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command)
+		       const struct metrics_command *command, bool machine)
 {
 	static struct ksm_files files;
 	struct cgroup_groups gs;
 	struct metrics_source src = {
-		.files = &files, .now = now, .phase = host_tuner_machine_phase(h), .decisions = h->decisions,
-		.command = command, .page = sysconf(_SC_PAGESIZE),
+		.files = &files, .now = now, .command = command, .command_only = !machine,
+		.page = sysconf(_SC_PAGESIZE),
 	};
 	int r;
 
+	if (!machine)
+		return metrics_write(path, &src);
+	src.phase = host_tuner_machine_phase(h);
+	src.decisions = h->decisions;
 	ksm_files_read(&files);
 	if (!groups_collect(&gs))
 		src.groups = &gs;
 	r = metrics_write(path, &src);
 	groups_free(&gs);
 	return r;
+}
+
+/* Would H write the machine's series (metrics.h: who writes them)? */
+static bool machine_writer(const struct host_tuner *h, bool daemon)
+{
+	static struct hoststate st;
+	char why[256];
+
+	if (daemon || (h->m.tuning && !h->alone))
+		return true;
+	if (hoststate_peek(&st, why, sizeof why))
+		return h->alone;        /* no state: nobody is registered */
+	if (st.tuner)
+		return false;
+	if (h->alone)
+		return st.nusers == 0;
+	for (int i = 0; i < st.nusers; i++)
+		if (user_alive(&st.users[i]))
+			return st.users[i].pid == getpid();
+	return false;
+}
+
+bool metrics_role_update(struct metrics_role *r, const struct host_tuner *h, bool daemon, double now)
+{
+	bool was = r->machine;
+
+	if (!machine_writer(h, daemon))
+		r->eligible_since = 0;
+	else if (r->eligible_since <= 0)
+		r->eligible_since = now;
+	r->machine = r->eligible_since > 0 && now - r->eligible_since >= METRICS_HANDOVER_S;
+	return r->machine != was;
 }

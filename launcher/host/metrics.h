@@ -27,12 +27,23 @@ struct ksm_files {
 	} f[MAX_KSM_FILES];
 };
 
-/* A command's process tree, for a plain ksm-run (run/runmetrics.c fills it). */
+/*
+ * A command's process tree, for a plain ksm-run (run/runmetrics.c fills
+ * it).  Its series carry two labels: COMMAND, the program's name, for
+ * people, and FILE, the metrics file's own name, which tells apart two
+ * files of one textfile directory even when both run the same program
+ * (two files of one directory cannot have the same name, and the name
+ * stays across restarts, where a pid would not).
+ */
 struct metrics_command {
+	const char *command;            /* the program's name; hostile: escaped */
+	const char *file;               /* the metrics file's base name */
 	int processes;                  /* live now */
 	long long merged_pages;         /* now, summed */
 	long long profit_bytes;
 	long long peak_merged_pages;    /* the sum of each process's peak, as the report's */
+	long long saved_bytes;          /* by page frame, at the last count; LLONG_MIN not counted */
+	long long peak_saved_bytes;     /* its peak: the report's "saved" line */
 };
 
 struct metrics_source {
@@ -42,6 +53,7 @@ struct metrics_source {
 	unsigned long decisions;        /* this instance's tuner's decisions */
 	const struct cgroup_groups *groups;       /* NULL: not collected */
 	const struct metrics_command *command;    /* NULL: the daemon */
+	bool command_only;              /* the machine's series are another writer's */
 	long page;
 };
 
@@ -59,6 +71,9 @@ void metrics_label(FILE *f, const char *s);
  */
 int metrics_check_path(const char *path, char *why, size_t whylen);
 
+/* Warns (not fatal: another reader may take any name) when PATH is not a *.prom, all node_exporter reads. */
+void metrics_warn_name(const char *path);
+
 /*
  * Writes SRC to PATH atomically: a new file (O_EXCL, O_NOFOLLOW, mode
  * 0644) in PATH's directory, renamed over PATH.  0, or -errno.
@@ -66,12 +81,32 @@ int metrics_check_path(const char *path, char *why, size_t whylen);
 int metrics_write(const char *path, const struct metrics_source *src);
 
 /*
- * What an instance writes at each tick: the knobs and counters now, ksmd's
- * CPU time of NOW, the tuner's phase and H's decisions, the cgroups, and
- * COMMAND's tree (NULL for the daemon).  0, or -errno.
+ * What an instance writes at each tick: when MACHINE, the machine's
+ * series (the knobs and counters now, ksmd's CPU time of NOW, the tuner's
+ * phase and H's decisions, the cgroups); and COMMAND's tree (NULL for the
+ * daemon).  0, or -errno.
  */
 struct host_tuner;
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command);
+		       const struct metrics_command *command, bool machine);
+
+/*
+ * Who writes the machine's series: node_exporter refuses (on every scrape,
+ * yet with HTTP 200) a series that two files of its directory both hold,
+ * so one writer per machine has them: the daemon; else the ksm-run that
+ * holds the tuning; else, while nobody tunes, the first registered
+ * instance; a --keep-knobs instance (not registered) only while nobody
+ * else is registered.  An instance that becomes that writer waits
+ * METRICS_HANDOVER_S first: the previous one, which looks every second,
+ * drops them from its file in that time.
+ */
+#define METRICS_HANDOVER_S 2.0
+struct metrics_role {
+	bool machine;                   /* writes the machine's series now */
+	double eligible_since;          /* now_s() when it became the writer; 0 not */
+};
+
+/* R at NOW for H (DAEMON: the daemon's); true when R->machine changed: write the file at once. */
+bool metrics_role_update(struct metrics_role *r, const struct host_tuner *h, bool daemon, double now);
 
 #endif

@@ -210,7 +210,8 @@ static void end_of_duration(struct run *r, bool sampled)
  */
 static void supervise(struct run *r)
 {
-	struct follow f = { &r->s, &r->host, r->o->metrics_file, r->o->interval, 0 };
+	struct follow f = { .s = &r->s, .host = &r->host, .metrics_file = r->o->metrics_file, .interval = r->o->interval,
+			    .command = r->cmd[0] };
 	int wait_ms = 100;	/* an early first sample catches short commands */
 	bool sampled;
 

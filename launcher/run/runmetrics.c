@@ -33,17 +33,48 @@ void run_metrics_command(const struct sampler *s, struct metrics_command *out)
 	proc_walk_tree(s->root, add_now, out);
 	for (int i = 0; i < s->nprocs; i++)
 		out->peak_merged_pages += s->procs[i].peak_merging;
+	out->saved_bytes = s->saved_last;
+	out->peak_saved_bytes = s->saved_peak;
 }
 
-void run_metrics_write(const char *path, const struct host_tuner *h, const struct sampler *s)
+static const char *base_name(const char *path)
 {
-	static int last_err;
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The command label: COMMAND's base name, else (--attach) the first target's comm. */
+static void command_label(const struct sampler *s, const char *command, char *out, size_t len)
+{
+	char path[64];
+
+	snprintf(out, len, "%s", command ? base_name(command) : "");
+	if (command || !s->ntargets)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/comm", (int)s->targets[0]);
+	if (read_text(path, out, len))
+		snprintf(out, len, "pid %d", (int)s->targets[0]);
+}
+
+void run_metrics_tick(struct run_metrics *m, const struct host_tuner *h, const struct sampler *s, bool sampled)
+{
 	struct metrics_command c;
+	bool changed;
 	int r;
 
+	if (!m->path)
+		return;
+	changed = metrics_role_update(&m->role, h, false, now_s());
+	if (!sampled && !changed)
+		return;
+	if (!m->command[0])
+		command_label(s, m->argv0, m->command, sizeof m->command);
 	run_metrics_command(s, &c);
-	r = metrics_write_host(path, h, &s->last, &c);
-	if (r && r != last_err)
-		msg("cannot write the metrics file %s: %s (trying again at every sample)", path, file_strerror(-r));
-	last_err = r;
+	c.command = m->command;
+	c.file = base_name(m->path);
+	r = metrics_write_host(m->path, h, &s->last, &c, m->role.machine);
+	if (r && r != m->last_err)
+		msg("cannot write the metrics file %s: %s (trying again at every sample)", m->path, file_strerror(-r));
+	m->last_err = r;
 }

@@ -88,7 +88,10 @@ static void test_format(void)
 		{ .path = (char *)"/web", .procs = 1, .merged_pages = 0, .profit_bytes = -64, .candidate_pages = 5 },
 	};
 	struct cgroup_groups gs = { .g = g, .n = 2 };
-	struct metrics_command cmd = { .processes = 2, .merged_pages = 3, .profit_bytes = 100, .peak_merged_pages = 7 };
+	/* A program's name as a hostile user could make it: quote, backslash, newline, not UTF-8. */
+	struct metrics_command cmd = { .command = "a\"b\\c\nd\xff", .file = "web.prom", .processes = 2, .merged_pages = 3,
+				       .profit_bytes = 100, .peak_merged_pages = 7, .saved_bytes = 8192,
+				       .peak_saved_bytes = 12288 };
 	struct metrics_source src = { .files = &kf, .now = &now, .phase = HELD_STEADY, .decisions = 4,
 				      .groups = &gs, .command = &cmd, .page = 4096 };
 	char *text = NULL;
@@ -120,8 +123,12 @@ static void test_format(void)
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"/system.slice/a\\\"b.service\"} 40960\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_profit_bytes{cgroup=\"/web\"} -64\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_candidate_bytes{cgroup=\"/web\"} 20480\n"));
-	CHECK(strstr(text, "ksmenable_command_merged_bytes 12288\n"));
-	CHECK(strstr(text, "ksmenable_command_peak_merged_bytes 28672\n"));
+#define LABELS "{command=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",file=\"web.prom\"}"
+	CHECK(strstr(text, "ksmenable_command_processes" LABELS " 2\n"));
+	CHECK(strstr(text, "ksmenable_command_merged_bytes" LABELS " 12288\n"));
+	CHECK(strstr(text, "ksmenable_command_peak_merged_bytes" LABELS " 28672\n"));
+	CHECK(strstr(text, "ksmenable_command_saved_bytes" LABELS " 8192\n"));
+	CHECK(strstr(text, "ksmenable_command_peak_saved_bytes" LABELS " 12288\n"));
 	/* Every family has its HELP and TYPE once; every sample line belongs to the family just announced. */
 	{
 		char fam[128] = "";
@@ -136,6 +143,20 @@ static void test_format(void)
 		CHECK(bad == 0);
 	}
 	free(text);
+	/* Another writer has the machine's series: only the command's, and "saved" only when counted. */
+	src.command_only = true;
+	cmd.saved_bytes = cmd.peak_saved_bytes = LLONG_MIN;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	metrics_format(f, &src);
+	fclose(f);
+	CHECK(strstr(text, "ksmenable_command_processes" LABELS " 2\n"));
+	CHECK(!strstr(text, "_saved_bytes"));
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		CHECK(!strncmp(line, "ksmenable_command_", 18) || !strncmp(line, "# HELP ksmenable_command_", 25) ||
+		      !strncmp(line, "# TYPE ksmenable_command_", 25));
+	free(text);
+	src.command_only = false;
 	/* The daemon: no command families; unknown phase: every phase 0. */
 	src.command = NULL;
 	src.phase = -1;
