@@ -9,7 +9,7 @@
 
 #include "common/files.h"
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/candidate.h"
@@ -186,17 +186,21 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 		human_bytes(general_profit, false));
 }
 
-void groups_json(FILE *f, const struct cgroup_groups *gs)
+void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs)
 {
 	long long page = sysconf(_SC_PAGESIZE);
 
-	fputc('[', f);
+	jw_array(w, key);
 	for (int i = 0; i < gs->n; i++) {
 		const struct cgroup_group *g = &gs->g[i];
-		fprintf(f, "%s{\"cgroup\":", i ? "," : "");
-		json_str(f, g->path);
-		fprintf(f, ",\"processes\":%d,\"merged_bytes\":%lld,\"profit_bytes\":%lld,\"candidate_bytes\":%lld}",
-			g->procs, g->merged_pages * page, g->profit_bytes, g->candidate_pages * page);
+
+		jw_object(w, NULL);
+		jw_string(w, "cgroup", g->path);
+		jw_ll(w, "processes", g->procs);
+		jw_ll(w, "merged_bytes", g->merged_pages * page);
+		jw_ll(w, "profit_bytes", g->profit_bytes);
+		jw_ll(w, "candidate_bytes", g->candidate_pages * page);
+		jw_end(w);
 	}
-	fputc(']', f);
+	jw_end(w);
 }

@@ -54,7 +54,8 @@ void groups_free(struct cgroup_groups *gs);
  * sum of the profits can exceed it.
  */
 void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_profit, int max_rows);
-/* A JSON array of {cgroup, processes, merged_bytes, profit_bytes, candidate_bytes}. */
-void groups_json(FILE *f, const struct cgroup_groups *gs);
+struct jsonw;
+/* The member KEY: a JSON array of {cgroup, processes, merged_bytes, profit_bytes, candidate_bytes}. */
+void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs);
 
 #endif

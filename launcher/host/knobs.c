@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "common/files.h"
-#include "common/json.h"
 #include "common/msg.h"
 #include "common/parse.h"
 #include "host/knobs.h"
@@ -347,14 +346,4 @@ int knobs_restore(const struct knob_set *saved)
 		knob_put(&s, saved->k[i].name, saved->k[i].value);
 	}
 	return knobs_apply(&s, NULL);
-}
-
-void knob_value_json(FILE *f, const char *value)
-{
-	long long v;
-
-	if (!parse_ll(value, LLONG_MIN + 1, LLONG_MAX, &v))
-		fprintf(f, "%lld", v);
-	else
-		json_str(f, value);
 }

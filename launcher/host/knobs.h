@@ -51,11 +51,6 @@ const char *knob_lookup(const struct knob_set *s, const char *name);
 void knob_put(struct knob_set *s, const char *name, const char *value);
 /* Sorts S into write order. */
 void knob_order(struct knob_set *s);
-/*
- * A knob's VALUE in JSON as the counters are: a number when it is one
- * ("run":1), a string otherwise ("advisor_mode":"none").
- */
-void knob_value_json(FILE *f, const char *value);
 
 /* Every writable knob of this kernel, in write order.  0 or -errno. */
 int knobs_read_all(struct knob_set *s);

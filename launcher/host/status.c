@@ -20,7 +20,7 @@
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/knobs.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "host/counters.h"
 #include "host/groups.h"
 #include "host/hoststate.h"
@@ -201,6 +201,35 @@ static void tuning_text(void)
 		printf("  another KSM manager runs: %s\n", mgr);
 }
 
+void status_json_tuning(struct jsonw *w, int r, const struct hoststate *st)
+{
+	jw_object(w, "tuning");
+	jw_string(w, "state", r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
+	if (r == 0 && st->tuner) {
+		jw_object(w, "tuner");
+		jw_ll(w, "pid", st->tuner);
+		jw_string(w, "phase", held_phase_key(st->tuner_phase));
+		jw_end(w);
+	} else {
+		jw_null(w, "tuner");
+	}
+	jw_array(w, "instances");
+	for (int i = 0; r == 0 && i < st->nusers; i++) {
+		const struct state_user *u = &st->users[i];
+
+		jw_object(w, NULL);
+		jw_ll(w, "pid", u->pid);
+		jw_string(w, "kind", u->kind == USER_DAEMON ? "daemon" : "command");
+		jw_ll(w, "since", u->since);
+		jw_bool(w, "tunes", u->pid == st->tuner);
+		jw_bool(w, "wants_tuning", u->wants_tuning);
+		jw_bool(w, "alive", user_alive(u));
+		jw_string(w, "command", u->name);
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
 static void status_json(void)
 {
 	static const char *const counters[] = {
@@ -212,77 +241,63 @@ static void status_json(void)
 	struct cgroup_groups gs;
 	struct knob_set knobs;
 	struct top_process *t;
+	struct jsonw w;
 	char path[128], val[64], why[256], mgr[128];
 	long long page = sysconf(_SC_PAGESIZE), v;
 	int n, r;
 
 	knobs_read_all(&knobs);
-	printf("{\"knobs\":{");
-	for (int i = 0; i < knobs.n; i++) {
-		printf("%s", i ? "," : "");
-		json_str(stdout, knobs.k[i].name);
-		putchar(':');
-		knob_value_json(stdout, knobs.k[i].value);
-	}
-	printf("},\"counters\":{");
-	for (size_t i = 0, k = 0; i < sizeof counters / sizeof counters[0]; i++) {
+	jw_start(&w, stdout);
+	jw_object(&w, NULL);
+	jw_object(&w, "knobs");
+	for (int i = 0; i < knobs.n; i++)
+		jw_knob(&w, knobs.k[i].name, knobs.k[i].value);
+	jw_end(&w);
+	jw_object(&w, "counters");
+	for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, counters[i]);
 		if (read_text(path, val, sizeof val) || parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v))
 			continue;
-		printf("%s\"%s\":%lld", k++ ? "," : "", counters[i], v);
+		jw_ll(&w, counters[i], v);
 	}
+	jw_end(&w);
 	r = hoststate_peek(&st, why, sizeof why);
-	printf("},\"counters_left_over\":%s", counters_left_over_now() ? "true" : "false");
-	printf(",\"tuning\":{\"state\":\"%s\",\"tuner\":",
-	       r == -ENOENT ? "none" : r == -EINVAL ? "corrupt" : r < 0 ? "unreadable" : "ok");
-	if (r == 0 && st.tuner)
-		printf("{\"pid\":%d,\"phase\":\"%s\"}", (int)st.tuner, held_phase_key(st.tuner_phase));
-	else
-		printf("null");
-	printf(",\"instances\":[");
-	for (int i = 0; r == 0 && i < st.nusers; i++) {
-		const struct state_user *u = &st.users[i];
-		printf("%s{\"pid\":%d,\"kind\":\"%s\",\"since\":%lld,\"tunes\":%s,\"wants_tuning\":%s,"
-		       "\"alive\":%s,\"command\":", i ? "," : "", (int)u->pid, u->kind == USER_DAEMON ? "daemon" : "command",
-		       u->since, u->pid == st.tuner ? "true" : "false", u->wants_tuning ? "true" : "false",
-		       user_alive(u) ? "true" : "false");
-		json_str(stdout, u->name);
-		putchar('}');
-	}
-	printf("],\"saved_knobs\":");
+	jw_bool(&w, "counters_left_over", counters_left_over_now());
+	status_json_tuning(&w, r, &st);
+	/* Inside "tuning", as before: the state saved for the knobs, and who else manages KSM. */
 	if (r == 0) {
-		printf("{");
-		for (int i = 0; i < st.saved.n; i++) {
-			printf("%s", i ? "," : "");
-			json_str(stdout, st.saved.k[i].name);
-			putchar(':');
-			knob_value_json(stdout, st.saved.k[i].value);
-		}
-		printf("}");
+		jw_object(&w, "saved_knobs");
+		for (int i = 0; i < st.saved.n; i++)
+			jw_knob(&w, st.saved.k[i].name, st.saved.k[i].value);
+		jw_end(&w);
 	} else {
-		printf("null");
+		jw_null(&w, "saved_knobs");
 	}
-	printf(",\"other_manager\":");
-	json_str(stdout, other_manager(mgr, sizeof mgr));
-	printf("},\"processes\":[");
+	jw_string(&w, "other_manager", other_manager(mgr, sizeof mgr));
+	jw_end(&w);
+	jw_array(&w, "processes");
 	n = top_processes_collect(&t);
 	for (int i = 0; i < n && i < 10; i++) {
 		struct kept k;
+
 		read_kept(t[i].pid, &k);
-		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", t[i].pid);
-		json_str(stdout, t[i].comm);
-		printf(",\"merged_bytes\":%lld,\"profit_bytes\":%lld,\"kept_out_bytes\":%lld,\"secret_bytes\":%lld}",
-		       t[i].merging * page, t[i].profit, k.kept_kb < 0 ? -1 : k.kept_kb * 1024,
-		       k.secret_kb < 0 ? -1 : k.secret_kb * 1024);
+		jw_object(&w, NULL);
+		jw_ll(&w, "pid", t[i].pid);
+		jw_string(&w, "comm", t[i].comm);
+		jw_ll(&w, "merged_bytes", t[i].merging * page);
+		jw_ll(&w, "profit_bytes", t[i].profit);
+		jw_ll(&w, "kept_out_bytes", k.kept_kb < 0 ? LLONG_MIN : k.kept_kb * 1024);
+		jw_ll(&w, "secret_bytes", k.secret_kb < 0 ? LLONG_MIN : k.secret_kb * 1024);
+		jw_end(&w);
 	}
 	free(t);
-	printf("],\"groups\":");
+	jw_end(&w);
 	if (groups_collect(&gs))
-		printf("null");
+		jw_null(&w, "groups");
 	else
-		groups_json(stdout, &gs);
+		groups_json(&w, "groups", &gs);
 	groups_free(&gs);
-	printf("}\n");
+	jw_finish(&w);
 }
 
 int status_main(bool json)

@@ -7,6 +7,16 @@
 /* Prints the status on stdout (JSON: one object); the exit status. */
 int status_main(bool json);
 
+struct jsonw;
+struct hoststate;
+/*
+ * Opens the member "tuning" of the JSON object W is in, and writes the
+ * machine's tuning into it from ST (read with the result R, hoststate_peek):
+ * state, tuner, instances.  It stays open: the caller adds its own members
+ * and closes it (jw_end).  --status and --status --watch both write it.
+ */
+void status_json_tuning(struct jsonw *w, int r, const struct hoststate *st);
+
 /*
  * The probe behind "merge flag inherited across exec": --status runs
  * ksm-run again under the name STATUS_PROBE_NAME with the flag set; this

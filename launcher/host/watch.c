@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/parse.h"
 #include "common/stopsig.h"
 #include "host/knobs.h"
+#include "host/status.h"
 #include "host/watch.h"
 #include "host/watchview.h"
 #include "kernel_abi.h"
@@ -100,61 +101,42 @@ static void json_view(const struct view *v)
 {
 	long long page = sysconf(_SC_PAGESIZE);
 	char val[KNOB_VALUE_MAX];
-	bool first = true;
+	struct jsonw w;
 
-	printf("{\"time\":%lld,\"interval\":%g,\"knobs\":{", (long long)time(NULL), v->interval);
+	jw_start(&w, stdout);
+	jw_object(&w, NULL);
+	jw_ll(&w, "time", (long long)time(NULL));
+	jw_g(&w, "interval", v->interval);
+	jw_object(&w, "knobs");
 	for (int i = 0; i < NJSON_KNOBS; i++)
-		if (!knob_read(json_knobs[i], val, sizeof val)) {
-			printf("%s\"%s\":", first ? "" : ",", json_knobs[i]);
-			knob_value_json(stdout, val);
-			first = false;
-		}
-	printf("},\"counters\":{");
-	first = true;
+		if (!knob_read(json_knobs[i], val, sizeof val))
+			jw_knob(&w, json_knobs[i], val);
+	jw_end(&w);
+	jw_object(&w, "counters");
 	for (int i = 0; i < SYS_COUNTERS; i++)
-		if (v->now.v[i] != LLONG_MIN) {
-			printf("%s\"%s\":%lld", first ? "" : ",", sys_counter_names[i], v->now.v[i]);
-			first = false;
-		}
-	printf("},\"counters_left_over\":");
-	json_bool(stdout, counters_left_over_now());
-	printf(",\"ksmd_cpu_seconds\":");
-	if (v->now.ksmd_cpu >= 0)
-		printf("%.2f", v->now.ksmd_cpu);
-	else
-		printf("null");
-	printf(",\"ksmd_cpu_percent\":");
-	if (v->cpu_pct >= 0)
-		printf("%.2f", v->cpu_pct);
-	else
-		printf("null");
-	printf(",\"tuning\":{\"state\":\"%s\",\"tuner\":",
-	       v->st_r == -ENOENT ? "none" : v->st_r == -EINVAL ? "corrupt" : v->st_r ? "unreadable" : "ok");
-	if (!v->st_r && v->st.tuner)
-		printf("{\"pid\":%d,\"phase\":\"%s\"}", (int)v->st.tuner, held_phase_key(v->st.tuner_phase));
-	else
-		printf("null");
-	printf(",\"instances\":[");
-	for (int i = 0; !v->st_r && i < v->st.nusers; i++) {
-		const struct state_user *u = &v->st.users[i];
-		printf("%s{\"pid\":%d,\"kind\":\"%s\",\"tunes\":%s,\"alive\":%s,\"command\":", i ? "," : "", (int)u->pid,
-		       u->kind == USER_DAEMON ? "daemon" : "command", u->pid == v->st.tuner ? "true" : "false",
-		       user_alive(u) ? "true" : "false");
-		json_str(stdout, u->name);
-		putchar('}');
-	}
-	printf("]},\"processes\":[");
+		if (v->now.v[i] != LLONG_MIN)
+			jw_ll(&w, sys_counter_names[i], v->now.v[i]);
+	jw_end(&w);
+	jw_bool(&w, "counters_left_over", counters_left_over_now());
+	jw_fixed(&w, "ksmd_cpu_seconds", v->now.ksmd_cpu, 2, true);
+	jw_fixed(&w, "ksmd_cpu_percent", v->cpu_pct, 2, true);
+	status_json_tuning(&w, v->st_r, &v->st);
+	jw_end(&w);
+	jw_array(&w, "processes");
 	for (int i = 0; i < v->ntop && i < JSON_TOP; i++) {
-		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", v->top[i].pid);
-		json_str(stdout, v->top[i].comm);
-		printf(",\"merged_bytes\":%lld,\"profit_bytes\":%lld}", v->top[i].merging * page, v->top[i].profit);
+		jw_object(&w, NULL);
+		jw_ll(&w, "pid", v->top[i].pid);
+		jw_string(&w, "comm", v->top[i].comm);
+		jw_ll(&w, "merged_bytes", v->top[i].merging * page);
+		jw_ll(&w, "profit_bytes", v->top[i].profit);
+		jw_end(&w);
 	}
-	printf("],\"groups\":");
+	jw_end(&w);
 	if (v->groups_ok)
-		groups_json(stdout, &v->groups);
+		groups_json(&w, "groups", &v->groups);
 	else
-		printf("null");
-	printf("}\n");
+		jw_null(&w, "groups");
+	jw_finish(&w);
 }
 
 /* One view's figures: now, and against the view before (PREV, NULL for the first). */
