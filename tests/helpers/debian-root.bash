@@ -84,6 +84,17 @@ need_debootstrap() {
 			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >&2; }
 }
 
+# add_proxy_env ARRAY: the host's proxy settings appended to the array named
+# ARRAY, an environment for the root (apt there reaches the mirror the same
+# way).
+add_proxy_env() {
+	local -n add_to=$1
+	local v
+	for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+		[ -z "${!v:-}" ] || add_to+=("$v=${!v}")
+	done
+}
+
 # clone_commit TOP COMMIT ROOT: a clone of COMMIT of the tree TOP in
 # ROOT/root/ksmenable (not TOP's uncommitted changes), /root of mode 0700:
 # where a newcomer clones.
