@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "eval/combine.h"
@@ -54,72 +54,99 @@ static const char *bytes_of(const struct combine_result *r, double pg, bool sign
 	return human_bytes(llround(pg * (double)r->rule.page_size), sign);
 }
 
-static void json_fingerprints(FILE *f, const struct combine_result *r)
+static void json_fingerprints(struct jsonw *w, const struct combine_result *r)
 {
-	fputs("\"fingerprints\":[", f);
+	jw_array(w, "fingerprints");
 	for (size_t i = 0; i < r->n; i++) {
 		const struct fingerprint *fp = &r->in[i].fp;
 		struct ksm_tally own = { fp->own_sharing, fp->own_shared, 0, r->rule.use_zero_pages ? fp->zero_pages : 0 };
-		fprintf(f, "%s{\"file\":", i ? "," : "");
-		json_str(f, r->in[i].file);
-		fputs(",\"label\":", f);
-		json_str(f, fp->label);
-		fputs(",\"host\":", f);
-		json_str(f, fp->host);
-		fprintf(f, ",\"time\":%lld,\"pages\":%llu,\"zero_pages\":%llu,\"volatile_pages\":%llu,"
-			"\"distinct\":%llu,\"records\":%llu,\"pages_sharing\":%llu,\"pages_shared\":%llu,"
-			"\"general_profit\":%lld}", (long long)fp->time, (unsigned long long)fp->pages,
-			(unsigned long long)fp->zero_pages, (unsigned long long)fp->volatile_pages,
-			(unsigned long long)fp->distinct, (unsigned long long)fp->records,
-			(unsigned long long)fp->own_sharing, (unsigned long long)fp->own_shared,
-			ksm_profit_bytes(&r->rule, &own, fp->pages));
+
+		jw_object(w, NULL);
+		jw_string(w, "file", r->in[i].file);
+		jw_string(w, "label", fp->label);
+		jw_string(w, "host", fp->host);
+		jw_ll(w, "time", (long long)fp->time);
+		jw_ll(w, "pages", (long long)fp->pages);
+		jw_ll(w, "zero_pages", (long long)fp->zero_pages);
+		jw_ll(w, "volatile_pages", (long long)fp->volatile_pages);
+		jw_ll(w, "distinct", (long long)fp->distinct);
+		jw_ll(w, "records", (long long)fp->records);
+		jw_ll(w, "pages_sharing", (long long)fp->own_sharing);
+		jw_ll(w, "pages_shared", (long long)fp->own_shared);
+		jw_ll(w, "general_profit", ksm_profit_bytes(&r->rule, &own, fp->pages));
+		jw_end(w);
 	}
-	fputc(']', f);
+	jw_end(w);
+}
+
+static void json_matrix(struct jsonw *w, const struct combine_result *r)
+{
+	size_t np;
+	struct pair *p = pairs_sorted(r, &np);
+
+	jw_object(w, "matrix");
+	jw_array(w, "labels");
+	for (size_t i = 0; i < r->n; i++)
+		jw_string(w, NULL, r->in[i].fp.label);
+	jw_end(w);
+	jw_array(w, "gain_pages");
+	for (size_t i = 0; i < r->n; i++) {
+		jw_array(w, NULL);
+		for (size_t j = 0; j < r->n; j++)
+			jw_ll(w, NULL, i == j ? 0 : pages(r->pair_gain[i < j ? i * r->n + j : j * r->n + i]));
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_end(w);
+	jw_array(w, "pairs");
+	for (size_t k = 0; k < np; k++) {
+		jw_object(w, NULL);
+		jw_ll(w, "a", (long long)p[k].a);
+		jw_ll(w, "b", (long long)p[k].b);
+		jw_ll(w, "gain_pages", pages(p[k].gain));
+		jw_ll(w, "gain_bytes", llround(p[k].gain * (double)r->rule.page_size));
+		jw_ll(w, "bound_pages", pages(r->pair_bound[p[k].a * r->n + p[k].b]));
+		jw_end(w);
+	}
+	jw_end(w);
+	free(p);
 }
 
 static void print_json(FILE *f, const struct combine_result *r)
 {
-	fprintf(f, "{\"page_size\":%llu,\"max_page_sharing\":%llu,\"use_zero_pages\":%d,\"sample\":%u,"
-		"\"bound_sigmas\":%d,\"seconds\":%.3f,", (unsigned long long)r->rule.page_size,
-		(unsigned long long)r->rule.max_page_sharing, r->rule.use_zero_pages, r->sample,
-		COMBINE_BOUND_SIGMAS, r->seconds);
-	json_fingerprints(f, r);
-	fprintf(f, ",\"union\":{\"pages_sharing\":%lld,\"pages_shared\":%lld,\"zero_pages\":%llu,"
-		"\"rmap_items\":%llu,\"general_profit\":%lld,\"pages_sharing_bound\":%lld,"
-		"\"pages_shared_bound\":%lld}", pages(r->union_sharing), pages(r->union_shared),
-		(unsigned long long)r->zero_pages, (unsigned long long)r->rmap_items, llround(r->union_profit),
-		pages(r->bound_sharing), pages(r->bound_shared));
-	fprintf(f, ",\"alone\":{\"pages_sharing\":%llu,\"pages_shared\":%llu,\"general_profit\":%lld}",
-		(unsigned long long)r->sum_sharing, (unsigned long long)r->sum_shared, llround(r->sum_profit));
-	fprintf(f, ",\"gain\":{\"pages_sharing\":%lld,\"bytes\":%lld,\"pages_sharing_bound\":%lld}",
-		pages(r->gain_sharing), llround(r->gain_sharing * (double)r->rule.page_size),
-		pages(r->bound_sharing));
-	if (r->pair_gain) {
-		size_t np;
-		struct pair *p = pairs_sorted(r, &np);
-		fputs(",\"matrix\":{\"labels\":[", f);
-		for (size_t i = 0; i < r->n; i++) {
-			fputs(i ? "," : "", f);
-			json_str(f, r->in[i].fp.label);
-		}
-		fputs("],\"gain_pages\":[", f);
-		for (size_t i = 0; i < r->n; i++) {
-			fputs(i ? ",[" : "[", f);
-			for (size_t j = 0; j < r->n; j++)
-				fprintf(f, "%s%lld", j ? "," : "", i == j ? 0 :
-					pages(r->pair_gain[i < j ? i * r->n + j : j * r->n + i]));
-			fputc(']', f);
-		}
-		fputs("]},\"pairs\":[", f);
-		for (size_t k = 0; k < np; k++)
-			fprintf(f, "%s{\"a\":%zu,\"b\":%zu,\"gain_pages\":%lld,\"gain_bytes\":%lld,\"bound_pages\":%lld}",
-				k ? "," : "", p[k].a, p[k].b, pages(p[k].gain),
-				llround(p[k].gain * (double)r->rule.page_size),
-				pages(r->pair_bound[p[k].a * r->n + p[k].b]));
-		fputc(']', f);
-		free(p);
-	}
-	fputs("}\n", f);
+	struct jsonw w;
+
+	jw_start(&w, f);
+	jw_object(&w, NULL);
+	jw_ll(&w, "page_size", (long long)r->rule.page_size);
+	jw_ll(&w, "max_page_sharing", (long long)r->rule.max_page_sharing);
+	jw_ll(&w, "use_zero_pages", r->rule.use_zero_pages);
+	jw_ll(&w, "sample", r->sample);
+	jw_ll(&w, "bound_sigmas", COMBINE_BOUND_SIGMAS);
+	jw_fixed(&w, "seconds", r->seconds, 3, false);
+	json_fingerprints(&w, r);
+	jw_object(&w, "union");
+	jw_ll(&w, "pages_sharing", pages(r->union_sharing));
+	jw_ll(&w, "pages_shared", pages(r->union_shared));
+	jw_ll(&w, "zero_pages", (long long)r->zero_pages);
+	jw_ll(&w, "rmap_items", (long long)r->rmap_items);
+	jw_ll(&w, "general_profit", llround(r->union_profit));
+	jw_ll(&w, "pages_sharing_bound", pages(r->bound_sharing));
+	jw_ll(&w, "pages_shared_bound", pages(r->bound_shared));
+	jw_end(&w);
+	jw_object(&w, "alone");
+	jw_ll(&w, "pages_sharing", (long long)r->sum_sharing);
+	jw_ll(&w, "pages_shared", (long long)r->sum_shared);
+	jw_ll(&w, "general_profit", llround(r->sum_profit));
+	jw_end(&w);
+	jw_object(&w, "gain");
+	jw_ll(&w, "pages_sharing", pages(r->gain_sharing));
+	jw_ll(&w, "bytes", llround(r->gain_sharing * (double)r->rule.page_size));
+	jw_ll(&w, "pages_sharing_bound", pages(r->bound_sharing));
+	jw_end(&w);
+	if (r->pair_gain)
+		json_matrix(&w, r);
+	jw_finish(&w);
 }
 
 static void print_matrix(FILE *f, const struct combine_result *r)
