@@ -42,7 +42,10 @@ int main(int argc, char **argv)
 	case ACT_RESTORE:
 		return election_restore_cmd();
 	case ACT_DAEMON:
-		return daemon_main(&o);
+		return daemon_main(&(struct daemon_opts){
+			.steady = o.steady, .max_cpu = o.max_cpu, .min_profit = o.min_profit,
+			.max_cpu_given = o.max_cpu_given, .min_profit_given = o.min_profit_given,
+			.take_over = o.take_over, .knobs = &o.knobs, .metrics_file = o.metrics_file });
 	case ACT_ATTACH:
 	case ACT_DETACH:
 		return attach_main(&o);

@@ -34,7 +34,11 @@
 
 static bool journal;
 
-bool stderr_is_journal(void)
+/*
+ * Is stderr the journal?  systemd sets JOURNAL_STREAM=DEV:INODE for the
+ * stream it connects; a stderr redirected since does not match.
+ */
+static bool stderr_is_journal(void)
 {
 	const char *js = getenv("JOURNAL_STREAM");
 	char dev[32];
@@ -89,7 +93,7 @@ static void daemon_logf(const char *fmt, ...)
 }
 
 /* The refusals, before anything is changed. */
-static void check_can_run(const struct opts *o)
+static void check_can_run(const struct daemon_opts *o)
 {
 	char mgr[128];
 	int err = 0;
@@ -105,7 +109,7 @@ static void check_can_run(const struct opts *o)
 		    "or pass --take-over to tune anyway and keep our values when it writes", mgr);
 }
 
-static void configure(struct host_tuner *h, const struct opts *o)
+static void configure(struct host_tuner *h, const struct daemon_opts *o)
 {
 	tune_defaults(&h->cfg);
 	if (o->steady)
@@ -134,7 +138,7 @@ static void log_standing(const struct host_tuner *h, const struct sys_sample *no
 }
 
 /* The metrics file at each tick; a failure is logged when it starts, not every second. */
-static void write_metrics(const struct opts *o, const struct host_tuner *h, const struct sys_sample *now)
+static void write_metrics(const struct daemon_opts *o, const struct host_tuner *h, const struct sys_sample *now)
 {
 	static struct metrics_role role;
 	static int last_err;
@@ -157,7 +161,7 @@ static const char *stop_name(int sig)
 	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGQUIT ? "SIGQUIT" : "a signal";
 }
 
-int daemon_main(const struct opts *o)
+int daemon_main(const struct daemon_opts *o)
 {
 	static struct host_tuner h;
 	struct sys_sample first, last;
@@ -170,7 +174,7 @@ int daemon_main(const struct opts *o)
 	/* From here the stop signals are taken by sigtimedwait only: none kills us before the restore. */
 	stop_signals_block(&stops, (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 });
 	configure(&h, o);
-	host_tuner_plan(&h, &o->knobs, now_s(), &all);
+	host_tuner_plan(&h, o->knobs, now_s(), &all);
 	counters_sample(&first, h.ksmd);
 	if (host_tuner_join(&h, &all)) {
 		host_tuner_leave(&h);

@@ -7,15 +7,22 @@
 #ifndef KSMRUN_DAEMON_H
 #define KSMRUN_DAEMON_H
 
-#include "options.h"
+#include <stdbool.h>
+
+#include "host/knobs.h"
+
+/* What the daemon takes of the command line (options.h fills it). */
+struct daemon_opts {
+	double steady;                  /* --steady: seconds per full scan; 0 the default */
+	double max_cpu;                 /* --max-cpu, when MAX_CPU_GIVEN */
+	unsigned long min_profit;       /* --min-profit, when MIN_PROFIT_GIVEN */
+	bool max_cpu_given, min_profit_given;
+	bool take_over;                 /* --take-over */
+	const struct knob_set *knobs;   /* --set and the aliases (no rate knob) */
+	const char *metrics_file;       /* --metrics-file, or NULL */
+};
 
 /* The exit status: 0 stopped and restored, 1 stopped but a knob not restored; 125 refused. */
-int daemon_main(const struct opts *o);
-
-/*
- * Is stderr the journal?  systemd sets JOURNAL_STREAM=DEV:INODE for the
- * stream it connects; a stderr redirected since does not match.
- */
-bool stderr_is_journal(void);
+int daemon_main(const struct daemon_opts *o);
 
 #endif
