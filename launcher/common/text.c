@@ -4,7 +4,8 @@
 
 #include "common/text.h"
 
-char *text_escape(const char *s, char *buf, size_t len)
+/* S escaped into BUF (cut to fit); returns BUF. */
+static char *text_escape(const char *s, char *buf, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;

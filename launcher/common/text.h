@@ -12,10 +12,7 @@
 
 #include "utf8.h"         /* utf8_sequence(), for the writers of text */
 
-/* S escaped into BUF (cut to fit); returns BUF. */
-char *text_escape(const char *s, char *buf, size_t len);
-
-/* The same in one of eight rotating buffers of 512 bytes, for one printf. */
+/* S escaped for a terminal, in one of eight rotating buffers of 512 bytes, for one printf. */
 const char *printable(const char *s);
 
 #endif

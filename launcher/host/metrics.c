@@ -51,7 +51,8 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(((const struct ksm_file *)a)->name, ((const struct ksm_file *)b)->name);
 }
 
-void ksm_files_read(struct ksm_files *out)
+/* Every file of /sys/kernel/mm/ksm, sorted by name. */
+static void ksm_files_read(struct ksm_files *out)
 {
 	DIR *d = opendir(KSM_SYSFS_DIR);
 	struct dirent *e;
@@ -284,7 +285,11 @@ void metrics_warn_name(const char *path)
 		    "only files named *.prom", path);
 }
 
-int metrics_write(const char *path, const struct metrics_source *src)
+/*
+ * Writes SRC to PATH atomically: a new file (O_EXCL, O_NOFOLLOW, mode
+ * 0644) in PATH's directory, renamed over PATH.  0, or -errno.
+ */
+static int metrics_write(const char *path, const struct metrics_source *src)
 {
 	char *text = NULL;
 	size_t len = 0;

@@ -57,9 +57,6 @@ struct metrics_source {
 	long page;
 };
 
-/* Every file of /sys/kernel/mm/ksm, sorted by name. */
-void ksm_files_read(struct ksm_files *out);
-
 /* The exposition text of SRC on F (pure: for the unit tests). */
 void metrics_format(FILE *f, const struct metrics_source *src);
 /* A label value as the format escapes it: backslash, double quote, newline; bad UTF-8 as U+FFFD. */
@@ -73,12 +70,6 @@ int metrics_check_path(const char *path, char *why, size_t whylen);
 
 /* Warns (not fatal: another reader may take any name) when PATH is not a *.prom, all node_exporter reads. */
 void metrics_warn_name(const char *path);
-
-/*
- * Writes SRC to PATH atomically: a new file (O_EXCL, O_NOFOLLOW, mode
- * 0644) in PATH's directory, renamed over PATH.  0, or -errno.
- */
-int metrics_write(const char *path, const struct metrics_source *src);
 
 /*
  * What an instance writes at each tick: when MACHINE, the machine's

@@ -27,7 +27,8 @@ static int add_now(pid_t pid, pid_t ppid, void *arg)
 	return 0;
 }
 
-void run_metrics_command(const struct sampler *s, struct metrics_command *out)
+/* The command's tree now (walked afresh) and its peaks (from the sampler S). */
+static void run_metrics_command(const struct sampler *s, struct metrics_command *out)
 {
 	memset(out, 0, sizeof *out);
 	proc_walk_tree(s->root, add_now, out);

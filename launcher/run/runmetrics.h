@@ -21,9 +21,6 @@ struct run_metrics {
 	int last_err;                   /* the last failure, said once */
 };
 
-/* The command's tree now (walked afresh) and its peaks (from the sampler S). */
-void run_metrics_command(const struct sampler *s, struct metrics_command *out);
-
 /*
  * After a tick of the tuning: writes M->path when SAMPLED, or when this
  * instance starts or stops writing the machine's series.  A failure is
