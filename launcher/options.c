@@ -159,7 +159,9 @@ static void usage(FILE *f)
 "                      command until they end or INT/TERM; TARGET: PID[,PID]...\n"
 "                      or cgroup:PATH.  Process-wide (the prctl) by default; with\n"
 "                      --allow, --deny or --min-size: madvise of the regions chosen now\n"
-"  --no-wait           with --attach: enable, print the result and exit\n"
+"  --no-wait           with --attach: enable, print the result and exit; it\n"
+"                      writes no knob (ksmd stopped: it says that nothing will\n"
+"                      merge, and --strict refuses)\n"
 "  --stop-budget=SECONDS  the longest a target should be stopped at once (0.01)\n"
 "  --detach=TARGET     the reverse: the prctl off (which unmerges), or\n"
 "                      MADV_UNMERGEABLE on the regions chosen\n"
@@ -587,8 +589,9 @@ char **options_parse(int argc, char **argv, struct opts *o)
 			.mode = o->mode, .selection = o->allow || o->deny || o->min_size,
 			.library_options = o->preload || o->no_preload || o->no_inherit || o->rescan ||
 					   o->log || o->end_survivors,
-			.knob_options = o->knobs.n || o->no_tune || o->keep || o->strict || o->take_over ||
+			.knob_options = o->knobs.n || o->no_tune || o->keep || o->take_over ||
 					o->report_file || o->report_all || o->metrics_file,
+			.strict = o->strict,
 			.quiet = o->quiet }, cmd);
 		check_knob_combination(o);
 		check_library_settings(o);

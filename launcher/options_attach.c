@@ -35,8 +35,9 @@ const char *attach_check(const struct attach_request *q, char **cmd)
 		die("%s --mode=%s: accepted are prctl (the default) and madvise", opt, q->mode);
 	if (q->mode && !strcmp(q->mode, "prctl") && q->selection)
 		die("%s --mode=prctl is process-wide: it cannot take --allow, --deny or --min-size", opt);
-	if (q->detach && (q->knob_options || q->quiet))
-		die("--detach changes no knob and writes no report: it cannot take knob, tuning or report options");
+	if (q->detach && (q->knob_options || q->strict || q->quiet))
+		die("--detach changes no knob and writes no report: it cannot take knob, tuning or report options "
+		    "or --strict");
 	if (!q->detach && q->no_wait && q->knob_options)
 		die("--attach --no-wait only enables: it cannot take knob, tuning or report options");
 	return q->mode || q->selection ? q->mode : "prctl";

@@ -17,12 +17,14 @@ struct attach_request {
 	bool selection;                 /* --allow, --deny or --min-size */
 	bool library_options;           /* --preload, --no-preload, --no-inherit, --rescan-ms, --log, --end-survivors */
 	bool knob_options;              /* knobs, tuning, --report-file, --report-all, --metrics-file */
+	bool strict;                    /* --strict: with --no-wait, a stopped ksmd is an error */
 	bool quiet;                     /* -q */
 };
 
 /*
  * No command (CMD must be empty), no library options, a TARGET without
- * "all", no knob or report options for --detach and --attach --no-wait.
+ * "all", no knob or report options for --detach and --attach --no-wait,
+ * no --strict for --detach.
  * Returns the mode to use: Q's, or "prctl" (the process-wide form) when
  * neither a mode nor a selection is given.
  */
