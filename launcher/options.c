@@ -80,7 +80,7 @@ static const struct option_spec specs[] = {
 	{ "set", required_argument, O_SET, TUNING, false },
 	{ "no-tune", no_argument, O_NO_TUNE, REPORTING, false },
 	{ "keep-knobs", no_argument, O_KEEP, REPORTING, false },
-	{ "strict", no_argument, O_STRICT, REPORTING, false },
+	{ "strict", no_argument, O_STRICT, REPORTING | NO_WAIT, false },
 	{ "take-over", no_argument, O_TAKE_OVER, TUNING, false },
 	/* The report and the figures. */
 	{ "report-file", required_argument, O_REPORT_FILE, REPORTING | ESTIMATE | COMBINE, false },

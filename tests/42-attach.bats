@@ -81,7 +81,7 @@ finish_attachee() {
 	for t in sleep read cond epoll compute; do
 		start_workload -- "$(attachee)" "$t" 1.5
 		if [ "$t" != compute ]; then wait_until 5 asleep "$WL_PID"; fi
-		run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
+		run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait
 		[[ $output == "$WL_PID (attachee): enabled, process-wide (prctl); stopped "*" ms"*"; ksm_merge_any yes, ksm_mergeable yes" ]]
 		merge_any_is "$WL_PID" yes
 		run -0 "$KSM_RUN" --detach="$WL_PID"
@@ -95,7 +95,7 @@ finish_attachee() {
 @test "8 threads doing all of that at once: one thread is stopped, nothing changes, PR_GET_MEMORY_MERGE reads 1 inside" {
 	start_workload -- "$(attachee)" threads 2
 	sleep 0.3
-	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait --json
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait --json
 	jq -e --argjson p "$WL_PID" '.action == "attach" and .form == "prctl" and .handled == 1 and .refused == 0
 		and (.targets | length) == 1 and .targets[0].pid == $p and .targets[0].thread == $p
 		and .targets[0].result == "enabled" and .targets[0].calls == 1 and .targets[0].stops == 1
@@ -192,11 +192,11 @@ finish_attachee() {
 @test "--attach --allow: madvise of the regions chosen now; --detach --allow: unmergeable again" {
 	start_workload -- "$(attachee)" --dup=8 sleep 30
 	[ "$(mergeable_regions "$WL_PID")" = 0 ]
-	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
 	[[ $output == "$WL_PID (attachee): enabled, 1 region (8.0 MiB) advised; stopped "*"; ksm_merge_any no, ksm_mergeable yes" ]]
 	[ "$(mergeable_regions "$WL_PID")" = 1 ]
 	# Nothing left to advise: already so, and not stopped.
-	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
 	[[ $output == "$WL_PID (attachee): already enabled; ksm_merge_any no, ksm_mergeable yes" ]]
 	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
 	[[ $output == "$WL_PID (attachee): disabled, 1 region (8.0 MiB) made unmergeable; "* ]]
@@ -292,6 +292,7 @@ undone_detaches() {
 
 @test "a target killed during the attach: it ended, not refused, and ksm-run goes on to the next" {
 	local ksm i out=$BATS_TEST_TMPDIR/out
+	echo 1 >"$KSM/run"      # ksmd runs: the output is the targets' lines alone
 	start_workload victim -- "$(attachee)" --regions=3000 sleep 30
 	start_workload other -- "$(attachee)" sleep 30
 	local victim other
@@ -375,12 +376,25 @@ undone_detaches() {
 		start_workload "w$n" -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" sleep 30' sh "$d" "$(attachee)"
 		pids+=("$(wl_pid "w$n")")
 	done
-	run -0 "$KSM_RUN" --attach="cgroup:$d" --no-wait
+	run -0 --separate-stderr "$KSM_RUN" --attach="cgroup:$d" --no-wait
 	[ "${#lines[@]}" = 3 ]
 	for n in "${pids[@]}"; do
 		[[ $output == *"$n (attachee): enabled, process-wide"* ]]
 		merge_any_is "$n" yes
 	done
+}
+
+@test "--attach=cgroup:/PATH, as systemctl show -p ControlGroup prints it: that service's processes, no other of the name" {
+	local d rel other
+	make_cgroup svc
+	d=$CG_DIR rel=${CG_DIR#"$(cgroup_root)"}
+	start_workload inside -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" sleep 30' sh "$d" "$(attachee)"
+	start_workload outside -- "$(attachee)" sleep 30
+	other=$(wl_pid outside)
+	run -0 --separate-stderr "$KSM_RUN" --attach="cgroup:$rel" --no-wait
+	[ "${#lines[@]}" = 1 ] && [[ $output == "$(wl_pid inside) (attachee): enabled, process-wide"* ]]
+	merge_any_is "$(wl_pid inside)" yes
+	merge_any_is "$other" no
 }
 
 @test "200 attach and detach cycles on one process: it stays correct, nothing leaks" {
@@ -521,7 +535,7 @@ stage_suid_probe() {
 	start_workload -- "$(awkward)" leader-exits 3
 	wait_until 5 state_is "$WL_PID" Z
 	tid=$(ls "/proc/$WL_PID/task" | grep -vx "$WL_PID" | head -1)
-	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait --json
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait --json
 	jq -e --argjson p "$WL_PID" --argjson t "$tid" '.targets[0].result == "enabled"
 		and .targets[0].thread == $t and .targets[0].ksm_merge_any == true and .refused == 0' <<<"$output"
 	[ "$(ksm_stat_of "$WL_PID/task/$tid" ksm_merge_any)" = yes ]
@@ -541,6 +555,7 @@ stage_suid_probe() {
 # nothing here can wait on a pipe that a churning process holds.
 @test "targets that end during the attach are 'ended', not refused, and do not fail the run" {
 	local i list=$BATS_TEST_TMPDIR/list out=$BATS_TEST_TMPDIR/out ended=0 life json
+	echo 1 >"$KSM/run"      # ksmd runs: the output is the targets' lines alone
 	for life in 20 100; do
 		start_workload -- "$(awkward)" churn $life
 		for ((i = 0; i < 20; i++)); do

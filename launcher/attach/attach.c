@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "attach/attach.h"
+#include "attach/handover.h"
 #include "attach/inject.h"
 #include "attach/target.h"
 #include "common/files.h"
@@ -310,8 +311,9 @@ int attach_main(const struct opts *o)
 	struct target_plan plan;
 	struct selection sel;
 	sigset_t stops;
-	char why[512];
+	char why[512], run[RUN_VALUE_MAX];
 	int sig;
+	bool ksmd_stopped, registered = false;
 
 	a.o = o;
 	make_plan(o, &plan, &sel);
@@ -323,15 +325,24 @@ int attach_main(const struct opts *o)
 	inject_set_stop_signals(&stops);
 	bool follow = !plan.disable && !o->no_wait;
 
+	/* --no-wait starts no ksmd: with it stopped nothing would merge. */
+	ksmd_stopped = !plan.disable && o->no_wait && handover_ksmd_stopped(o->strict, run);
 	if (follow)
 		run_join_tuning(&a.host, o, "attach");
 	a.t0 = now_s();
 	if (follow)
 		sample_init(&a.s, getpid(), NULL, NULL, NULL);
 	handle_targets(&a, &plan);
+	/* Their memory reaches the machine's tuner as a new command's does. */
+	if (!plan.disable && !o->keep)
+		registered = handover_targets(a.res, (int)a.targets.n, o->no_wait, ksmd_stopped ? run : NULL);
+	else if (plan.disable)
+		handover_drop_targets(a.res, (int)a.targets.n);
 	if (follow) {
-		a.host.targets = a.handled;
-		a.host.ntargets = a.nhandled;
+		if (!registered) {
+			a.host.targets = a.handled;
+			a.host.ntargets = a.nhandled;
+		}
 		a.s.targets = a.handled;
 		a.s.ntargets = a.nhandled;
 		if (a.nhandled) {

@@ -157,7 +157,7 @@ static bool first_candidate(pid_t self)
 int election_tick(struct membership *m, int phase, struct election_news *news)
 {
 	pid_t self = getpid();
-	int fd, r, prior, had_users;
+	int fd, r, prior, had_users, had_targets;
 	bool dirty = false, had_tuner;
 
 	memset(news, 0, sizeof *news);
@@ -174,9 +174,10 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 	prior = st.tuner_phase;
 	had_tuner = st.tuner != 0;
 	had_users = st.nusers;
+	had_targets = st.ntargets;
 	hoststate_prune(&st, 0);
-	/* The holder, or others, are gone: say so in the file. */
-	dirty = (had_tuner && !st.tuner) || st.nusers != had_users;
+	/* The holder, or others, or targets, are gone: say so in the file. */
+	dirty = (had_tuner && !st.tuner) || st.nusers != had_users || st.ntargets != had_targets;
 	if (m->tuning && st.tuner && st.tuner != self) {
 		m->tuning = false;
 		news->lost_tuning = true;
@@ -206,6 +207,9 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 		news->roots[i] = st.users[i].pid;
 		news->daemon |= st.users[i].kind == USER_DAEMON;
 	}
+	news->ntargets = st.ntargets;
+	for (int i = 0; i < st.ntargets; i++)
+		news->targets[i] = st.targets[i].pid;
 	note_saved_sleep(m);
 	if (dirty)
 		store_or_go_on(m);
@@ -222,6 +226,88 @@ void election_unlock(struct membership *m)
 	if (m->locked)
 		close(m->lock_fd);
 	m->locked = false;
+}
+
+static bool has_target(pid_t pid, unsigned long long start)
+{
+	for (int i = 0; i < st.ntargets; i++)
+		if (st.targets[i].pid == pid && st.targets[i].start == start)
+			return true;
+	return false;
+}
+
+static void describe_tuning(struct tuning_view *view)
+{
+	const char *run = knob_lookup(&st.saved, "run");
+
+	view->instances = st.nusers;
+	view->tuner = st.tuner;
+	snprintf(view->tuner_name, sizeof view->tuner_name, "%s", st.tuner ? tuner_name() : "");
+	for (int i = 0; i < st.nusers; i++)
+		view->daemon |= st.users[i].kind == USER_DAEMON;
+	snprintf(view->saved_run, sizeof view->saved_run, "%s", run ? run : "");
+}
+
+int election_add_targets(const struct state_target *t, int n, struct tuning_view *view)
+{
+	int fd, r;
+
+	memset(view, 0, sizeof *view);
+	if (!election_state_exists())
+		return 0;
+	if ((fd = hoststate_lock()) < 0)
+		return fd;
+	if ((r = hoststate_load(&st, false)) < 0 || !st.exists)
+		goto out;
+	hoststate_prune(&st, 0);
+	if (!st.nusers)
+		goto out;               /* left by a killed ksm-run: the next instance restores it */
+	for (int i = 0; i < n; i++) {
+		if (has_target(t[i].pid, t[i].start))
+			continue;
+		if (st.ntargets == MAX_TARGETS) {
+			msg("%d attached processes are registered already, the most the state holds: "
+			    "the machine's tuner does not count the memory of the rest", MAX_TARGETS);
+			break;
+		}
+		st.targets[st.ntargets++] = t[i];
+		view->added++;
+	}
+	if (view->added)
+		st.gen++;       /* new work: the tuner boosts for it as for a new command */
+	describe_tuning(view);
+	if (view->added && (r = hoststate_store(&st)))
+		msg_errno(-r, "cannot write %s/state: the machine's tuner is not told of the targets", STATE_DIR);
+out:
+	close(fd);
+	return r;
+}
+
+int election_drop_targets(const pid_t *pids, int n)
+{
+	int fd, r, j = 0;
+
+	if (!election_state_exists())
+		return 0;
+	if ((fd = hoststate_lock()) < 0)
+		return fd;
+	if ((r = hoststate_load(&st, false)) < 0 || !st.exists)
+		goto out;
+	for (int i = 0; i < st.ntargets; i++) {
+		bool dropped = false;
+		for (int k = 0; k < n && !dropped; k++)
+			dropped = st.targets[i].pid == pids[k];
+		if (!dropped)
+			st.targets[j++] = st.targets[i];
+	}
+	if (j != st.ntargets) {
+		st.ntargets = j;
+		if ((r = hoststate_store(&st)))
+			msg_errno(-r, "cannot write %s/state", STATE_DIR);
+	}
+out:
+	close(fd);
+	return r;
 }
 
 int election_leave(struct membership *m)

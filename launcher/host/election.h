@@ -42,6 +42,18 @@ struct election_news {
 	int users;                    /* live instances */
 	pid_t roots[MAX_USERS];       /* their pids: their commands are their descendants */
 	bool daemon;                  /* one of them is a daemon: tune for the whole machine */
+	int ntargets;                 /* processes --attach enabled (hoststate.h): their memory */
+	pid_t targets[MAX_TARGETS];   /* and their children's is the tuner's too */
+};
+
+/* What an attach that registered its targets learned of the machine's tuning. */
+struct tuning_view {
+	int instances;                /* live ksm-run instances; 0: nobody tunes, nothing registered */
+	int added;                    /* targets new to the state */
+	pid_t tuner;                  /* who tunes; 0 nobody */
+	char tuner_name[USER_NAME_MAX];
+	bool daemon;                  /* a ksm-run --daemon is registered */
+	char saved_run[KNOB_VALUE_MAX];  /* run from before the first instance: back when the last ends */
 };
 
 /*
@@ -61,6 +73,21 @@ int election_join(struct membership *m, const struct knob_set *want, int phase);
  */
 int election_tick(struct membership *m, int phase, struct election_news *news);
 void election_unlock(struct membership *m);
+
+/*
+ * --attach: the processes T (KSM now on in them) join the machine's tuning
+ * as a new command does: the tuner counts their memory and their
+ * children's while they live, and the registration brings its boost back.
+ * Only where instances are registered (without one nobody tunes, and none
+ * will restore what a state would save): then VIEW->instances is 0 and
+ * nothing is written.  No lock is taken, and nothing said, where there is
+ * no state this process may join (not root).  0 (VIEW says more), or
+ * -errno (said).
+ */
+int election_add_targets(const struct state_target *t, int n, struct tuning_view *view);
+
+/* --detach: the processes PIDS (KSM off in them now) leave the state.  0 or -errno. */
+int election_drop_targets(const pid_t *pids, int n);
 
 /* Unregisters; the last instance restores the knobs.  0 or -errno. */
 int election_leave(struct membership *m);

@@ -23,7 +23,7 @@
 #include "host/statefile.h"
 
 #define STATE_NAME "state"
-#define STATE_TEXT_MAX (MAX_USERS * (80 + USER_NAME_MAX) + MAX_KNOBS * (KNOB_NAME_MAX + KNOB_VALUE_MAX + 8) + 512)
+#define STATE_TEXT_MAX (MAX_USERS * (80 + USER_NAME_MAX) + MAX_TARGETS * (48 + USER_NAME_MAX) + MAX_KNOBS * (KNOB_NAME_MAX + KNOB_VALUE_MAX + 8) + 512)
 
 unsigned long long process_start_time(pid_t pid)
 {
@@ -103,6 +103,27 @@ static int parse_user(char **w, int n, struct hoststate *st, char *why, size_t w
 	return 0;
 }
 
+static int parse_target(char **w, int n, struct hoststate *st, char *why, size_t whylen)
+{
+	struct state_target *t;
+	long long pid, start;
+
+	if (n != 4 || parse_ll(w[1], 1, 4194304, &pid) || parse_ll(w[2], 1, LLONG_MAX, &start) ||
+	    !plain_name(w[3])) {
+		snprintf(why, whylen, "a target line is PID (1..4194304) START (> 0) NAME (plain)");
+		return -1;
+	}
+	if (st->ntargets == MAX_TARGETS) {
+		snprintf(why, whylen, "more than %d targets", MAX_TARGETS);
+		return -1;
+	}
+	t = &st->targets[st->ntargets++];
+	t->pid = (pid_t)pid;
+	t->start = (unsigned long long)start;
+	snprintf(t->name, sizeof t->name, "%s", w[3]);
+	return 0;
+}
+
 const char *held_phase_name(int phase)
 {
 	static const char *const names[HELD_PHASES] = {
@@ -126,6 +147,8 @@ static int parse_line(char **w, int n, struct hoststate *st, char *why, size_t w
 
 	if (!strcmp(w[0], "user"))
 		return parse_user(w, n, st, why, whylen);
+	if (!strcmp(w[0], "target"))
+		return parse_target(w, n, st, why, whylen);
 	if (!strcmp(w[0], "tuner")) {
 		if (n != 4 || parse_ll(w[1], 1, 4194304, &a) || parse_ll(w[2], 1, LLONG_MAX, &b) ||
 		    parse_ll(w[3], 0, HELD_PHASES - 1, &c) || st->tuner || st->tuner_phase) {
@@ -225,6 +248,9 @@ size_t hoststate_format(const struct hoststate *st, char *buf, size_t size)
 				      u->kind == USER_DAEMON ? "daemon" : "command", u->since,
 				      u->wants_tuning ? 1 : 0, u->name[0] ? u->name : "-");
 	}
+	for (int i = 0; i < st->ntargets && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "target %d %llu %s\n", (int)st->targets[i].pid,
+				      st->targets[i].start, st->targets[i].name[0] ? st->targets[i].name : "-");
 	for (int i = 0; i < st->saved.n && n < size; i++)
 		n += (size_t)snprintf(buf + n, size - n, "knob %s %s\n", st->saved.k[i].name,
 				      st->saved.k[i].value);
@@ -317,6 +343,13 @@ void hoststate_prune(struct hoststate *st, pid_t self)
 		if (st->users[i].pid != self && user_alive(&st->users[i]))
 			st->users[j++] = st->users[i];
 	st->nusers = j;
+	j = 0;
+	for (int i = 0; i < st->ntargets; i++) {
+		struct state_user t = { .pid = st->targets[i].pid, .start = st->targets[i].start };
+		if (user_alive(&t))
+			st->targets[j++] = st->targets[i];
+	}
+	st->ntargets = j;
 	if (st->tuner) {
 		struct state_user t = { .pid = st->tuner, .start = st->tuner_start };
 		if (st->tuner == self || !user_alive(&t))

@@ -15,6 +15,7 @@
 #include "host/knobs.h"
 
 #define MAX_USERS 256
+#define MAX_TARGETS 256
 #define USER_NAME_MAX 32
 
 enum user_kind { USER_COMMAND, USER_DAEMON };
@@ -38,21 +39,35 @@ struct state_user {
 	char name[USER_NAME_MAX];     /* its command's name, for --status */
 };
 
+/*
+ * A process that --attach enabled: no instance (it neither tunes nor keeps
+ * the knobs from being restored), but memory for the tuner to merge, as a
+ * registered command's is, for as long as it lives.
+ */
+struct state_target {
+	pid_t pid;
+	unsigned long long start;     /* /proc/PID/stat starttime: not a reused pid */
+	char name[USER_NAME_MAX];     /* its comm, for --status */
+};
+
 struct hoststate {
 	bool exists;
 	int nusers;
 	struct state_user users[MAX_USERS];
+	int ntargets;
+	struct state_target targets[MAX_TARGETS];
 	struct knob_set saved;        /* the knobs from before the first instance */
 	pid_t tuner;                  /* who holds the tuning; 0 nobody */
 	unsigned long long tuner_start;
 	int tuner_phase;              /* enum held_phase */
-	unsigned long gen;            /* bumped by every registration */
+	unsigned long gen;            /* bumped by every registration, of instances and targets */
 };
 
 /*
  * The text of a state file into *ST (TEXT is changed).  Every line is
  * checked: "user PID START [KIND SINCE WANTS NAME]" (a real pid, a start
- * time > 0), "tuner PID START PHASE" (an enum held_phase), or while nobody
+ * time > 0), "target PID START NAME" (the same, and a plain name), "tuner
+ * PID START PHASE" (an enum held_phase), or while nobody
  * holds the tuning "phase PHASE" (the one its last holder left in), "gen N", "knob NAME VALUE" (by the
  * rules options get).  Returns 0, or -1 with WHY.  For the unit tests and
  * the fuzzer too.
@@ -77,7 +92,7 @@ int hoststate_lock(void);
 int hoststate_peek(struct hoststate *st, char *why, size_t whylen);
 
 bool user_alive(const struct state_user *u);
-/* Drops users that are gone, and SELF; a tuner that is gone is forgotten. */
+/* Drops users and targets that are gone, and SELF; a tuner that is gone is forgotten. */
 void hoststate_prune(struct hoststate *st, pid_t self);
 unsigned long long process_start_time(pid_t pid);
 

@@ -201,7 +201,11 @@ static void measure(struct host_tuner *h, const struct election_news *news, cons
 	if (news->daemon) {
 		h->candidate = candidate_host(&h->candidate_procs);
 	} else {
+		/* The registered commands, the processes attached (election.h), and
+		 * this instance's own targets when they could not be registered. */
 		h->candidate = candidate_trees(news->roots, news->users);
+		if (news->ntargets && h->candidate >= 0)
+			h->candidate += candidate_targets(news->targets, news->ntargets);
 		if (h->ntargets && h->candidate >= 0)
 			h->candidate += candidate_targets(h->targets, h->ntargets);
 		h->candidate_procs = -1;

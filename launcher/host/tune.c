@@ -18,8 +18,8 @@
  * since, and the last WINDOW_S seconds (with a full scan in them) added
  * under 2% to pages_sharing: memory that arrives late and in waves (guests
  * that boot, then fill their RAM) is not left to the slow rate.  In the
- * steady phase, new candidate memory, or a command registered by another
- * instance, brings the boost back at once.
+ * steady phase, new candidate memory, or a command or attached processes
+ * registered by another instance, brings the boost back at once.
  *
  * The daemon adds three rules (tune_config): under memory pressure the
  * steady phase scans four times as often, with plenty of memory half as
@@ -231,7 +231,7 @@ static void steady_tick(struct tuner *t, const struct tune_input *in, struct kno
 	char v[32];
 
 	if (in->new_work) {
-		boost_again(t, in, out, "a command registered");
+		boost_again(t, in, out, "a command or attached processes registered");
 		return;
 	}
 	if (c >= 0 && t->cand_at_handover >= 0 && c > t->cand_at_handover + t->cand_at_handover / 20 + NEW_WORK_PAGES) {

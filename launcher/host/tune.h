@@ -27,7 +27,7 @@ struct tune_config {
 struct tune_input {
 	const struct sys_sample *first, *now;
 	long long candidate_pages;     /* present anonymous pages of the processes KSM may merge; -1 unknown */
-	bool new_work;                 /* an instance registered a command since the last step */
+	bool new_work;                 /* a command or attached processes registered since the last step */
 	double pressure;               /* 0..1 (see pressure.h); negative when unknown */
 	double ksmd_cpu_pct;           /* over the last minute or so; negative when unknown */
 };

@@ -4,10 +4,10 @@
  * hoststate_parse on any text, and for every state it accepts a round trip:
  * hoststate_format, then hoststate_parse again, gives the same state, and
  * the formatted text is that again.  Also the state accepted keeps the
- * rules of hoststate.h (users and the tuner with real pids and start times,
- * a user a command or a daemon with a time, 0 or 1 and a plain name, the
- * tuner's phase an enum held_phase, knobs by the options' rules, no knob
- * twice, bounded), and hoststate_format into a smaller buffer says that it
+ * rules of hoststate.h (users, targets and the tuner with real pids and
+ * start times, a user a command or a daemon with a time, 0 or 1 and a plain
+ * name, a target with a plain name, the tuner's phase an enum held_phase,
+ * knobs by the options' rules, no knob twice, bounded), and hoststate_format into a smaller buffer says that it
  * did not fit and writes no byte past it.  Any broken promise is a crash.
  *
  * Input: a byte for the size of the message buffer and a byte for the size
@@ -41,6 +41,10 @@ static void same_state(const struct hoststate *a, const struct hoststate *b)
 		   (int)b->tuner, b->tuner_start, b->tuner_phase, b->gen);
 	for (int i = 0; i < a->nusers; i++)
 		same_user(i, &a->users[i], &b->users[i]);
+	FUZZ_CHECK(a->ntargets == b->ntargets, "round trip: %d targets, then %d", a->ntargets, b->ntargets);
+	for (int i = 0; i < a->ntargets; i++)
+		FUZZ_CHECK(a->targets[i].pid == b->targets[i].pid && a->targets[i].start == b->targets[i].start &&
+			   !strcmp(a->targets[i].name, b->targets[i].name), "round trip: target %d", i);
 	for (int i = 0; i < a->saved.n; i++)
 		FUZZ_CHECK(!strcmp(a->saved.k[i].name, b->saved.k[i].name) &&
 			   !strcmp(a->saved.k[i].value, b->saved.k[i].value),
@@ -81,6 +85,14 @@ static void check_rules(const struct hoststate *st)
 		FUZZ_CHECK(u->kind == USER_COMMAND || u->kind == USER_DAEMON, "user %d: kind %d", i, (int)u->kind);
 		FUZZ_CHECK(u->since >= 0, "user %d: since %lld", i, u->since);
 		FUZZ_CHECK(plain(u->name), "user %d: name '%.*s' not plain", i, USER_NAME_MAX, u->name);
+	}
+	FUZZ_CHECK(st->ntargets >= 0 && st->ntargets <= MAX_TARGETS, "%d targets", st->ntargets);
+	for (int i = 0; i < st->ntargets; i++) {
+		const struct state_target *t = &st->targets[i];
+
+		FUZZ_CHECK(t->pid >= 1 && t->pid <= 4194304 && t->start > 0 && t->start <= (unsigned long long)LLONG_MAX,
+			   "target %d: pid %d start %llu", i, (int)t->pid, t->start);
+		FUZZ_CHECK(plain(t->name), "target %d: name '%.*s' not plain", i, USER_NAME_MAX, t->name);
 	}
 	if (st->tuner)
 		FUZZ_CHECK(st->tuner >= 1 && st->tuner <= 4194304 && st->tuner_start > 0 &&

@@ -142,9 +142,11 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 		FUZZ_CHECK(o->mode ? !strcmp(o->mode, "madvise") || (!strcmp(o->mode, "prctl") && !selection)
 				   : selection, "--attach's form: mode %s", o->mode ? o->mode : "(none)");
 		if (o->action == ACT_DETACH || o->no_wait)
-			FUZZ_CHECK(!o->knobs.n && !o->no_tune && !o->keep && !o->strict && !o->take_over &&
+			FUZZ_CHECK(!o->knobs.n && !o->no_tune && !o->keep && !o->take_over &&
 				   !o->report_file && !o->report_all && !o->metrics_file,
 				   "--detach or --no-wait with a knob or report option");
+		/* --attach --no-wait --strict: a stopped ksmd is an error. */
+		FUZZ_CHECK(o->action != ACT_DETACH || !o->strict, "--detach --strict");
 	} else {
 		FUZZ_CHECK(!o->attach, "a target to attach to without --attach");
 	}

@@ -141,12 +141,29 @@ static void test_knobstate(void)
 	n = hoststate_format(&st, out, sizeof out);
 	CHECK(n < sizeof out && strstr(out, "\nphase 2\n") && !strstr(out, "tuner "));
 	CHECK(hoststate_parse(out, &again, why, sizeof why) == 0 && again.tuner_phase == HELD_STEADY && !again.tuner);
+	/* The processes --attach enabled: apart from the instances, kept by a round trip. */
+	snprintf(text, sizeof text, "user 4242 98765\ntarget 500 600 gunicorn\ntarget 501 601 -\n");
+	CHECK(hoststate_parse(text, &st, why, sizeof why) == 0 && st.nusers == 1 && st.ntargets == 2);
+	CHECK(st.targets[0].pid == 500 && st.targets[0].start == 600 && !strcmp(st.targets[0].name, "gunicorn"));
+	n = hoststate_format(&st, out, sizeof out);
+	CHECK(n < sizeof out && strstr(out, "\ntarget 500 600 gunicorn\ntarget 501 601 -\n"));
+	CHECK(hoststate_parse(out, &again, why, sizeof why) == 0 && again.ntargets == 2 &&
+	      again.targets[1].pid == 501 && again.targets[1].start == 601 && !strcmp(again.targets[1].name, "-"));
+	CHECK(state_refused("target 0 5 x\n", "a target line is PID"));
+	CHECK(state_refused("target 5 0 x\n", "a target line is PID"));
+	CHECK(state_refused("target 5 6\n", "a target line is PID"));
+	CHECK(state_refused("target 5 6 x y\n", "a target line is PID"));
+	CHECK(state_refused("target 5 6 \x01\n", "a target line is PID"));
 	CHECK(state_refused("rm -rf /\n", "unknown keyword"));
 	CHECK(state_refused("knob run 1\nknob run 0\n", "twice"));
 	n = 0;
 	for (int i = 0; i <= MAX_USERS; i++)
 		n += (size_t)snprintf(text + n, sizeof text - n, "user %d 1000\n", i + 1);
 	CHECK(state_refused(text, "more than 256 users"));
+	n = 0;
+	for (int i = 0; i <= MAX_TARGETS; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "target %d 1000 t\n", i + 1);
+	CHECK(state_refused(text, "more than 256 targets"));
 }
 
 /* ---- the content table and the page hash ---- */

@@ -237,7 +237,7 @@ static void test_tune_new_work(void)
 	sample_at(&s, now, 40000, 100000, (long long)now);
 	tune_tick(&t, &in, &out);
 	CHECK(t.phase == TUNE_BOOST && !strcmp(knob_lookup(&out, "pages_to_scan"), "5000"));
-	CHECK(strstr(t.last_decision, "a command registered") != NULL);
+	CHECK(strstr(t.last_decision, "a command or attached processes registered") != NULL);
 	in.new_work = false;
 
 	now = to_steady(&t, NULL, &in, &s, 100000, 100000);
