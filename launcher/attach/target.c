@@ -36,7 +36,8 @@
 #define MAX_REGIONS (1 << 20)           /* far above vm.max_map_count's default of 65530 */
 #define MAPS_BUF (1 << 20)
 
-bool target_kernel_has_prctl(void)
+/* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
+static bool target_kernel_has_prctl(void)
 {
 	static int known = -1;
 

@@ -11,9 +11,6 @@
 
 #include "attach/outcome.h"
 
-/* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
-bool target_kernel_has_prctl(void);
-
 /*
  * Does as PLAN says in process PID; never fails without filling *R.  The
  * process is pinned (pin.h) before it is judged, and every stop checks
