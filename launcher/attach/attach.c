@@ -31,7 +31,7 @@
 #include "attach/target.h"
 #include "common/files.h"
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
@@ -119,26 +119,40 @@ static void print_line(const struct target_result *r, const struct target_plan *
 
 static void print_json(const struct attach_run *a, const struct target_plan *p)
 {
-	printf("{\"action\":\"%s\",\"form\":\"%s\",\"targets\":[", p->disable ? "detach" : "attach",
-	       p->process_wide ? "prctl" : "madvise");
+	struct jsonw w;
+
+	jw_start(&w, stdout);
+	jw_object(&w, NULL);
+	jw_string(&w, "action", p->disable ? "detach" : "attach");
+	jw_string(&w, "form", p->process_wide ? "prctl" : "madvise");
+	jw_array(&w, "targets");
 	for (size_t i = 0; i < a->targets.n; i++) {
 		const struct target_result *r = &a->res[i];
 
-		printf("%s{\"pid\":%d,\"comm\":", i ? "," : "", (int)r->pid);
-		json_str(stdout, r->comm);
-		printf(",\"result\":\"%s\",\"reason\":", result_word(r, p->disable));
-		json_str(stdout, r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE ? r->why : NULL);
-		printf(",\"thread\":%d,\"stopped_ms\":%.3f,\"stops\":%d,\"longest_stop_ms\":%.3f,\"calls\":%d,\"regions\":%d,\"bytes\":%llu,"
-		       "\"restarted_call\":%s,\"ksm_merge_any\":", (int)r->tid, r->stopped_s * 1e3, r->stops,
-		       r->longest_stop_s * 1e3, r->calls,
-		       r->regions, r->bytes, r->restarted ? "true" : "false");
-		json_tristate(stdout, r->merge_any);
-		fputs(",\"ksm_mergeable\":", stdout);
-		json_tristate(stdout, r->mergeable);
-		fputc('}', stdout);
+		jw_object(&w, NULL);
+		jw_ll(&w, "pid", r->pid);
+		jw_string(&w, "comm", r->comm);
+		jw_string(&w, "result", result_word(r, p->disable));
+		jw_string(&w, "reason", r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE ? r->why : NULL);
+		jw_ll(&w, "thread", r->tid);
+		jw_fixed(&w, "stopped_ms", r->stopped_s * 1e3, 3, false);
+		jw_ll(&w, "stops", r->stops);
+		jw_fixed(&w, "longest_stop_ms", r->longest_stop_s * 1e3, 3, false);
+		jw_ll(&w, "calls", r->calls);
+		jw_ll(&w, "regions", r->regions);
+		jw_ll(&w, "bytes", (long long)r->bytes);
+		jw_bool(&w, "restarted_call", r->restarted);
+		jw_tristate(&w, "ksm_merge_any", r->merge_any);
+		jw_tristate(&w, "ksm_mergeable", r->mergeable);
+		jw_end(&w);
 	}
-	printf("],\"handled\":%d,\"refused\":%d,\"unmatched\":%d,\"ended\":%d,\"not_done\":%d}\n",
-	       a->nhandled, a->nrefused, a->nunmatched, a->nended, a->nnot_done);
+	jw_end(&w);
+	jw_ll(&w, "handled", a->nhandled);
+	jw_ll(&w, "refused", a->nrefused);
+	jw_ll(&w, "unmatched", a->nunmatched);
+	jw_ll(&w, "ended", a->nended);
+	jw_ll(&w, "not_done", a->nnot_done);
+	jw_finish(&w);
 }
 
 static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
