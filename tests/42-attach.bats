@@ -359,6 +359,29 @@ undone_detaches() {
 	finish_attachee
 }
 
+@test "--attach to a PID that does not exist: \"no such process\", and said when none of the targets exists" {
+	local gone
+	sh -c 'exit 0' &
+	gone=$!
+	wait "$gone"
+	start_workload -- "$(attachee)" sleep 30
+	# Before: "PID (?): ended", nothing more.
+	run --separate-stderr "$KSM_RUN" --attach="$gone" --no-wait
+	[ "$status" = 0 ] && [ "$output" = "$gone: no such process" ]
+	[[ $stderr == *"--attach: none of the targets exists (nothing was done)"* ]]
+	run --separate-stderr "$KSM_RUN" --detach="$gone"
+	[ "$status" = 0 ] && [ "$output" = "$gone: no such process" ]
+	[[ $stderr == *"--detach: none of the targets exists"* ]]
+	# One that runs beside it: handled, and nothing said of "none".
+	run --separate-stderr "$KSM_RUN" --attach="$gone,$WL_PID" --no-wait
+	[ "$status" = 0 ]
+	grep -qx "$gone: no such process" <<<"$output"
+	grep -q "^$WL_PID (attachee): enabled, " <<<"$output"
+	[[ $stderr != *"none of the targets"* ]]
+	run --separate-stderr "$KSM_RUN" --attach="$gone" --no-wait --json
+	[ "$status" = 0 ] && [ "$(jq -r '.targets[0].result' <<<"$output")" = ended ]
+}
+
 @test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
 	stage_for_nobody
 	start_workload -- "$(attachee)" sleep 2
@@ -573,8 +596,10 @@ stage_suid_probe() {
 					{ cat "$out" >&2; return 1; }
 				ended=$((ended + $(jq '.ended' "$out")))
 			else
-				if grep -v ': enabled, \|: already enabled\|: ended' "$out"; then return 1; fi
-				ended=$((ended + $(grep -c ': ended' "$out")))
+				if grep -v ': enabled, \|: already enabled\|: ended\|^[0-9]*: no such process$\|none of the targets exists' "$out"; then
+					return 1
+				fi
+				ended=$((ended + $(grep -c ': ended\|: no such process' "$out")))
 			fi
 		done
 		stop_workload

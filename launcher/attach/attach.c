@@ -53,6 +53,7 @@ struct attach_run {
 	pid_t *handled;                 /* the targets enabled or already so */
 	int nhandled, nrefused, nended, nnot_done;
 	int nunmatched;                 /* madvise form: no region matched the selection */
+	int nabsent;                    /* ended before they could be pinned: no such process */
 	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
 	struct host_tuner host;
 	struct sampler s;
@@ -86,6 +87,10 @@ static const char *yes_no(int v)
 
 static void print_line(const struct target_result *r, const struct target_plan *p)
 {
+	if (r->outcome == TARGET_ENDED && !r->tid) {
+		printf("%d: no such process\n", (int)r->pid);     /* gone before it could be pinned */
+		return;
+	}
 	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
 	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
 	if (r->outcome == TARGET_ENDED) {
@@ -240,7 +245,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 		apply_in_thread(a->targets.pids[i], p, r);
 		switch (r->outcome) {
 		case TARGET_REFUSED: a->nrefused++; break;
-		case TARGET_ENDED: a->nended++; break;
+		case TARGET_ENDED: a->nended++; a->nabsent += !r->tid; break;
 		case TARGET_NOT_DONE: a->nnot_done++; break;
 		case TARGET_NONE_MATCHED: a->nunmatched++; break;  /* left alone, not followed, not a refusal */
 		case TARGET_DONE:
@@ -370,5 +375,12 @@ int attach_main(const struct opts *o)
 	}
 	if (a.stopped_by)
 		return 128 + a.stopped_by;
+	/*
+	 * A target gone before it was pinned ended like one gone during the
+	 * attach, which is no failure (a churning service's workers end at any
+	 * time); a list of which none exists is likely a mistake: said so.
+	 */
+	if (a.nabsent == (int)a.targets.n)
+		msg("--%s: none of the targets exists (nothing was done)", plan.disable ? "detach" : "attach");
 	return a.nrefused ? 1 : 0;
 }
