@@ -82,6 +82,27 @@ predict_then_merge() {
 	[ "${new#-}" -le $((profit / 50)) ]
 }
 
+@test "estimate: the table says what general_profit and the new profit each count" {
+	requires root ksm prctl
+	# a merged by KSM now, b (not mergeable) only predicted: new profit = b's part.
+	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 wait
+	start_workload b -- "$PROGS/dupmem" seed=5 mmap=4 wait
+	converge "$(wl_pid a)"
+	echo 0 >$KSM/run
+	run -0 "$KSM_RUN" --estimate="$(wl_pid a),$(wl_pid b)"
+	echo "$output"
+	local all line re='^  new profit +([0-9.]+) MiB  what KSM would add: the ([0-9.]+) MiB in all less the ([0-9.]+) MiB saved now$'
+	all=$(sed -n 's/^  general_profit *\([0-9.]*\) MiB  in all, what is merged now included (rmap_items overhead .*/\1/p' <<<"$output")
+	[ -n "$all" ]
+	grep -Eq '^  already merged: [0-9]+ pages by KSM now; [0-9.]+ [KMG]iB shared now, saving [0-9.]+ MiB after ksmd.s rmap_items$' <<<"$output"
+	line=$(grep -E "$re" <<<"$output")
+	[[ $line =~ $re ]]
+	# The same whole on both lines, and new = whole - saved now.
+	[ "${BASH_REMATCH[2]}" = "$all" ]
+	awk -v n="${BASH_REMATCH[1]}" -v a="$all" -v s="${BASH_REMATCH[3]}" \
+		'BEGIN { d = n - (a - s); exit !(d < 0.11 && d > -0.11 && s > 7 && n > 3 && n < 4.2) }'
+}
+
 @test "estimate: the targets' memory and behaviour are untouched" {
 	requires root
 	start_workload a -- "$PROGS/dupmem" seed=3 mmap=4 unique=4 pairs=4 zeros=2 wait verify

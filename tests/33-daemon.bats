@@ -188,7 +188,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	make -C "$TOP" -s install PREFIX="$d/usr" O="$d/build" >/dev/null
 	local unit=$d/usr/lib/systemd/system/ksmenable.service
 	[ -f "$unit" ]
-	grep -qx "ExecStart=$d/usr/bin/ksm-run --daemon" "$unit"
+	grep -q "exec $d/usr/bin/ksm-run --daemon'$" "$unit"
 	grep -qx "ExecStopPost=-$d/usr/bin/ksm-run --restore" "$unit"
 	grep -qx "RestartPreventExitStatus=125" "$unit"
 	# verify also checks that Documentation= names a man page that man finds.

@@ -151,8 +151,9 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 	if (r->settle > 0)
 		fprintf(f, "  volatile        %12llu  (changed within %g s: never merged)\n",
 			(unsigned long long)r->volatile_pages, r->settle);
-	fprintf(f, "  general_profit  %12.1f MiB  (rmap_items overhead %.1f MiB included)\n",
-		r->profit_bytes / 1048576.0, r->rmap_items * KSM_RMAP_ITEM_BYTES / 1048576.0);
+	/* "in all" and "new profit" below: the whole, and what it adds to what is saved now. */
+	fprintf(f, "  general_profit  %12.1f MiB  in all, what is merged now included (rmap_items overhead "
+		"%.1f MiB included)\n", r->profit_bytes / 1048576.0, r->rmap_items * KSM_RMAP_ITEM_BYTES / 1048576.0);
 	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
 		MIB(r->within_pages), MIB(r->across_pages));
 	if (!r->pfn_visible)
@@ -165,11 +166,16 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 	if (r->merging_now > 0 || r->saved_now > 0) {
 		long long np;
 		fprintf(f, "  already merged: %lld pages by KSM now", r->merging_now > 0 ? r->merging_now : 0);
-		if (new_profit(r, &np))
-			fprintf(f, "; shared now %s; new profit %.1f MiB\n",
-				human_bytes(r->saved_now * r->page_size, false), np / 1048576.0);
-		else
-			fprintf(f, "; the new profit needs root (pagemap shows frames to root only)\n");
+		if (new_profit(r, &np)) {
+			fprintf(f, "; %s shared now, saving %.1f MiB after ksmd's rmap_items\n",
+				human_bytes(r->saved_now * r->page_size, false), (r->profit_bytes - np) / 1048576.0);
+			fprintf(f, "  new profit      %12.1f MiB  what KSM would add: the %.1f MiB in all less the "
+				"%.1f MiB saved now\n", np / 1048576.0, r->profit_bytes / 1048576.0,
+				(r->profit_bytes - np) / 1048576.0);
+		} else {
+			fprintf(f, "; the new profit (what KSM would add to what it saves now) needs root "
+				"(pagemap shows frames to root only)\n");
+		}
 	}
 
 	fprintf(f, "\n%8s  %-16s %12s %12s %7s\n", "PID", "COMMAND", "CANDIDATE", "SAVED", "RATIO");

@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# The systemd unit of the daemon (launcher/systemd/ksmenable.service.in):
+# its hardening as systemd-analyze rates it, and the daemon alive inside
+# that hardening.  systemd is not PID 1 on the test machines, so the
+# sandbox is built here from the unit's own lines (its capabilities, its
+# writable paths, a read-only tree, hidepid) and the system call filter is
+# checked against what the daemon calls under strace.
+
+load helpers
+load launcher_helpers
+
+LAUNCHER_REQUIRES="root ksm prctl cmd:systemd-analyze"
+
+UNIT_IN=$TOP/launcher/systemd/ksmenable.service.in
+TEXTFILES_DIR=/var/lib/prometheus/node-exporter
+
+teardown_extra() {
+	local n
+	for n in "${!WL_PIDS[@]}"; do
+		case $n in daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;; esac
+	done
+	[ -z "${DAEMON_PID:-}" ] || kill -TERM "$DAEMON_PID" 2>/dev/null
+	return 0
+}
+
+# The unit as make install writes it, with the ksm-run under test.
+make_unit() {
+	sed "s|@BINDIR@|$(dirname "$KSM_RUN")|g" "$UNIT_IN" >"$BATS_TEST_TMPDIR/ksmenable.service"
+	echo "$BATS_TEST_TMPDIR/ksmenable.service"
+}
+
+# unit_values UNIT KEY: the values of every KEY= line, continuation lines
+# joined, one per line.
+unit_values() {
+	awk -v key="$2=" 'index($0, key) == 1 { on = 1; $0 = substr($0, length(key) + 1) }
+		on { cont = sub(/\\$/, ""); sub(/^[ \t]+/, ""); printf "%s%s", $0, cont ? " " : "\n"; on = cont }' "$1"
+}
+
+# The overall exposure that systemd-analyze security gives UNIT, e.g. 1.3.
+exposure() {
+	systemd-analyze security --offline=true "$1" 2>/dev/null |
+		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p'
+}
+
+# Below this the unit keeps every option the daemon can live with (it
+# measured 1.3; the unit before the hardening measured 6.5).
+EXPOSURE_MAX=1.5
+
+@test "the unit: systemd-analyze security rates it under $EXPOSURE_MAX, every option it lacks says why" {
+	local unit level key
+	unit=$(make_unit)
+	level=$(exposure "$unit")
+	echo "exposure $level"
+	[ -n "$level" ]
+	awk -v l="$level" -v max="$EXPOSURE_MAX" 'BEGIN { exit !(l < max) }'
+	# The options it cannot take are named in a comment with the reason.
+	for key in 'User=' 'PrivateUsers=' 'ProcSubset=' 'RootDirectory='; do
+		grep -q "^#.*Not $key\|^#.*(not $key" "$UNIT_IN" || { echo "no comment on $key" >&2; return 1; }
+	done
+	# verify checks that Documentation= names a man page that man finds.
+	mkdir -p "$BATS_TEST_TMPDIR/man/man1"
+	ln -s "$TOP/man/ksm-run.1" "$BATS_TEST_TMPDIR/man/man1/"
+	run -0 env MANPATH="$BATS_TEST_TMPDIR/man" systemd-analyze verify "$unit"
+	[ -z "$output" ]
+}
+
+# unit_sandbox: in SANDBOX, the words that run a command as the unit
+# would, without systemd: only the capabilities of CapabilityBoundingSet=,
+# no new privileges, every mount read-only (ProtectSystem=strict,
+# ProtectKernelTunables=) except the unit's ReadWritePaths= and
+# RuntimeDirectory=, and /proc mounted again with ProtectProc='s hidepid.
+# TEXTFILES, if set, stands for node_exporter's directory; the directories
+# in SANDBOX_RW stay writable too (strace's logs).
+unit_sandbox() {
+	local unit caps rw=() p
+	unit=$(make_unit)
+	caps=$(unit_values "$unit" CapabilityBoundingSet | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
+	for p in $(unit_values "$unit" ReadWritePaths) "/run/$(unit_values "$unit" RuntimeDirectory)"; do
+		p=${p#-}
+		[ "$p" != "$TEXTFILES_DIR" ] || p=${TEXTFILES:-$p}
+		rw+=("$p")
+	done
+	# shellcheck disable=SC2206 # a list of directories without spaces
+	rw+=(${SANDBOX_RW:-})
+	mkdir -p "/run/$(unit_values "$unit" RuntimeDirectory)"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	SANDBOX=(unshare --mount --propagation private sh -ec '
+		hidepid=$1 caps=$2
+		shift 2
+		findmnt -rno TARGET | while read -r m; do
+			case $m in /proc*|/dev*|/sys/*) continue ;; esac
+			mount -o remount,bind,ro "$m"
+		done
+		while [ "$1" != -- ]; do
+			if [ -d "$1" ]; then
+				mount --bind "$1" "$1"
+				mount -o remount,bind,rw "$1"
+			fi
+			shift
+		done
+		shift
+		mount -t proc -o hidepid="$hidepid" proc /proc
+		exec setpriv --bounding-set=-all,"$caps" --inh-caps=-all --no-new-privs -- "$@"
+	' sh "$(unit_values "$unit" ProtectProc)" "$caps" "${rw[@]}" --)
+}
+
+# The unit's ExecStart= as words, for "$@", with TEXTFILES for node_exporter's directory.
+unit_exec_start() {
+	local line
+	line=$(unit_values "$(make_unit)" ExecStart | sed "s|$TEXTFILES_DIR|$TEXTFILES|g; s/\\\$\\\$/\$/g")
+	eval "EXEC_START=($line)"
+}
+
+# HUP, then the daemon's line of where it stands: candidate memory of at
+# least MIB (the first tick may not have counted it yet: asked again, after
+# more than a tick, as a HUP starts the second of the daemon's wait anew).
+hup_shows_candidate_mib() {
+	local mib
+	kill -HUP "$DAEMON_PID"
+	sleep 1.5
+	mib=$(tail -n 1 "$(wl_err daemon)" | sed -n 's/.*; candidate memory \(-\{0,1\}[0-9]*\) MiB.*/\1/p')
+	[ -n "$mib" ] && [ "$mib" -ge "$1" ]
+}
+
+daemon_pid() { DAEMON_PID=$(state_tuner) && [ -n "$DAEMON_PID" ]; }
+
+# The system calls in strace's log FILE..., one name a line.
+syscalls_of() {
+	sed -E 's/^[0-9]+ +//; s/^<\.\.\. ([a-z0-9_]+) resumed.*/\1/; s/\(.*//' "$@" | grep -E '^[a-z_0-9]+$' | sort -u
+}
+
+# The system calls of a systemd group, its groups expanded.
+syscall_group() {
+	local s
+	systemd-analyze syscall-filter "$1" 2>/dev/null | sed 1d | awk '$1 !~ /^#/ && NF { print $1 }' |
+		while read -r s; do
+			case $s in @*) syscall_group "$s" ;; *) echo "$s" ;; esac
+		done
+}
+
+# What the unit's SystemCallFilter= lines let through, one name a line.
+unit_allowed_syscalls() {
+	local line w allow=() deny=()
+	while read -r line; do
+		case $line in
+		'~'*) for w in ${line#\~}; do deny+=("$w"); done ;;
+		*) for w in $line; do allow+=("$w"); done ;;
+		esac
+	done < <(unit_values "$(make_unit)" SystemCallFilter)
+	comm -23 <(for w in "${allow[@]}"; do case $w in @*) syscall_group "$w" ;; *) echo "$w" ;; esac; done | sort -u) \
+		<(for w in "${deny[@]}"; do case $w in @*) syscall_group "$w" ;; *) echo "$w" ;; esac; done | sort -u)
+}
+
+@test "the unit's sandbox: the daemon tunes, sees another user's process, writes the metrics, restores; every call passes the filter" {
+	requires cmd:strace cmd:setpriv cmd:unshare cmd:findmnt
+	local before trace=$BATS_TEST_TMPDIR/traces/trace log
+	before=$(knobs_snapshot)
+	mkdir "$BATS_TEST_TMPDIR/traces"
+	SANDBOX_RW=$BATS_TEST_TMPDIR/traces
+	TEXTFILES=$BATS_TEST_TMPDIR/textfiles
+	mkdir -p "$TEXTFILES"
+	stage_for_nobody dupmem
+	start_workload other -- "${NOBODY[@]}" "$NB_PROGS/dupmem" merge=1 mmap=32 wait
+	unit_exec_start
+	unit_sandbox
+	start_workload daemon -- sh -c 'echo READY; exec "$@"' sh \
+		"${SANDBOX[@]}" strace -f -qq -o "$trace.daemon" "${EXEC_START[@]}"
+	log=$(wl_err daemon)
+	wait_until 20 daemon_pid || { cat "$log"; return 1; }
+	# The shell of ExecStart gave way to ksm-run, with the textfile directory.
+	tr '\0' ' ' <"/proc/$DAEMON_PID/cmdline" | grep -q -- "--daemon --metrics-file=$TEXTFILES/ksmenable.prom"
+	wait_until 20 test -s "$TEXTFILES/ksmenable.prom"
+	grep -q '^ksmenable_' "$TEXTFILES/ksmenable.prom"
+	[ "$(stat -c %a "$TEXTFILES/ksmenable.prom")" = 644 ]
+	[ "$(knob_value run)" = 1 ]
+	# ksm_stat of nobody's process is 0400: read with CAP_DAC_READ_SEARCH.
+	wait_until 3 hup_shows_candidate_mib 30 || { cat "$log"; return 1; }
+	kill -TERM "$DAEMON_PID"
+	wait_workload daemon
+	[ "$WL_STATUS" = 0 ]
+	DAEMON_PID=
+	grep -q 'the knobs from before are restored' "$log"
+	[ ! -e "$TEXTFILES/ksmenable.prom" ]
+	run ! grep -qi 'cannot\|denied\|read-only' "$log"
+	[ "$(knobs_snapshot)" = "$before" ]
+	# ExecStopPost=, in the same sandbox.
+	"${SANDBOX[@]}" strace -f -qq -o "$trace.restore" "$KSM_RUN" --restore
+	# Every system call made is one the filter lets through.
+	run -0 comm -23 <(syscalls_of "$trace".*) <(unit_allowed_syscalls)
+	[ -z "$output" ]
+}
+
+@test "the unit's ExecStart: no textfile directory, no metrics file" {
+	requires cmd:setpriv cmd:unshare cmd:findmnt
+	TEXTFILES=$BATS_TEST_TMPDIR/absent
+	unit_exec_start
+	unit_sandbox
+	start_workload daemon -- sh -c 'echo READY; exec "$@"' sh "${SANDBOX[@]}" "${EXEC_START[@]}"
+	wait_until 10 daemon_pid || { cat "$(wl_err daemon)"; return 1; }
+	[ "$(tr '\0' ' ' <"/proc/$DAEMON_PID/cmdline")" = "$KSM_RUN --daemon " ]
+	kill -TERM "$DAEMON_PID"
+	wait_workload daemon
+	DAEMON_PID=
+	[ "$WL_STATUS" = 0 ]
+	[ ! -e "$TEXTFILES" ]
+}
