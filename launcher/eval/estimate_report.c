@@ -3,12 +3,13 @@
  * people (largest savings first), or JSON with the stable keys that
  * ksm-run(1) documents.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/msg.h"
 #include "common/reportfile.h"
 #include "common/text.h"
@@ -63,69 +64,85 @@ static void sorted(const struct est_result *r, const struct est_proc ***procs,
 	qsort(*classes, r->nclasses, sizeof **classes, by_class_saved);
 }
 
+/* A count the kernel or the reading may not give (negative): null then. */
+static long long count_or_unknown(long long v)
+{
+	return v < 0 ? LLONG_MIN : v;
+}
+
 static void print_json(FILE *f, const struct est_result *r, const struct est_proc **procs,
 		       const struct est_class **classes)
 {
-	char newp[32] = "null";
+	struct jsonw w;
 	long long np;
 	size_t i;
-	int first = 1;
 
-	if (new_profit(r, &np))
-		snprintf(newp, sizeof newp, "%lld", np);
-
-	fprintf(f, "{\"pages_sharing\":%llu,\"pages_shared\":%llu,\"pages_unshared\":%llu,"
-		"\"zero_pages\":%llu,\"volatile_pages\":%llu,\"candidate_pages\":%llu,"
-		"\"rmap_items\":%llu,\"distinct_contents\":%llu,\"profit_bytes\":%lld,"
-		"\"within_process_pages\":%llu,\"across_process_pages\":%llu,"
-		"\"already_merged_pages\":%lld,\"saved_now_pages\":%lld,\"new_profit_bytes\":%s,"
-		"\"single_frame_pages\":%llu,"
-		"\"max_page_sharing\":%d,\"use_zero_pages\":%d,\"settle_seconds\":%g,"
-		"\"scan\":{\"seconds\":%.3f,\"bytes\":%llu,\"gib_per_second\":%.2f,"
-		"\"table_bytes\":%zu,\"record_bytes\":%zu,\"pfn_visible\":%s,\"present_ranges\":\"%s\","
-		"\"pagemap_entries\":%llu},",
-		(unsigned long long)r->pages_sharing, (unsigned long long)r->pages_shared,
-		(unsigned long long)r->pages_unshared, (unsigned long long)r->zero_pages,
-		(unsigned long long)r->volatile_pages, (unsigned long long)r->candidate,
-		(unsigned long long)r->rmap_items, (unsigned long long)r->distinct, r->profit_bytes,
-		(unsigned long long)r->within_pages, (unsigned long long)r->across_pages,
-		r->merging_now, r->saved_now, newp, (unsigned long long)r->single_frame_pages,
-		r->max_page_sharing, r->use_zero_pages, r->settle, r->seconds,
-		(unsigned long long)r->bytes_read,
-		r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0,
-		r->table_bytes, r->record_bytes, r->pfn_visible ? "true" : "false",
-		r->pagemap_scan ? "pagemap_scan" : "smaps", (unsigned long long)r->pagemap_entries);
-	fputs("\"processes\":[", f);
+	jw_start(&w, f);
+	jw_object(&w, NULL);
+	jw_ll(&w, "pages_sharing", (long long)r->pages_sharing);
+	jw_ll(&w, "pages_shared", (long long)r->pages_shared);
+	jw_ll(&w, "pages_unshared", (long long)r->pages_unshared);
+	jw_ll(&w, "zero_pages", (long long)r->zero_pages);
+	jw_ll(&w, "volatile_pages", (long long)r->volatile_pages);
+	jw_ll(&w, "candidate_pages", (long long)r->candidate);
+	jw_ll(&w, "rmap_items", (long long)r->rmap_items);
+	jw_ll(&w, "distinct_contents", (long long)r->distinct);
+	jw_ll(&w, "profit_bytes", r->profit_bytes);
+	jw_ll(&w, "within_process_pages", (long long)r->within_pages);
+	jw_ll(&w, "across_process_pages", (long long)r->across_pages);
+	jw_ll(&w, "already_merged_pages", count_or_unknown(r->merging_now));
+	jw_ll(&w, "saved_now_pages", count_or_unknown(r->saved_now));
+	jw_ll(&w, "new_profit_bytes", new_profit(r, &np) ? np : LLONG_MIN);
+	jw_ll(&w, "single_frame_pages", (long long)r->single_frame_pages);
+	jw_ll(&w, "max_page_sharing", r->max_page_sharing);
+	jw_ll(&w, "use_zero_pages", r->use_zero_pages);
+	jw_g(&w, "settle_seconds", r->settle);
+	jw_object(&w, "scan");
+	jw_fixed(&w, "seconds", r->seconds, 3, false);
+	jw_ll(&w, "bytes", (long long)r->bytes_read);
+	jw_fixed(&w, "gib_per_second", r->seconds > 0 ? r->bytes_read / r->seconds / 1073741824.0 : 0.0, 2, false);
+	jw_ll(&w, "table_bytes", (long long)r->table_bytes);
+	jw_ll(&w, "record_bytes", (long long)r->record_bytes);
+	jw_bool(&w, "pfn_visible", r->pfn_visible);
+	jw_string(&w, "present_ranges", r->pagemap_scan ? "pagemap_scan" : "smaps");
+	jw_ll(&w, "pagemap_entries", (long long)r->pagemap_entries);
+	jw_end(&w);
+	jw_array(&w, "processes");
 	for (i = 0; i < r->nprocs; i++) {
 		const struct est_proc *p = procs[i];
+
 		if (p->skipped)
 			continue;
-		fprintf(f, "%s{\"pid\":%d,\"comm\":", first ? "" : ",", (int)p->pid);
-		json_str(f, p->comm);
-		fprintf(f, ",\"candidate_pages\":%llu,\"saved_pages\":%.1f,\"volatile_pages\":%llu,"
-			"\"merged_now_pages\":%lld}",
-			(unsigned long long)p->candidate, p->saved,
-			(unsigned long long)p->volatile_pages, p->merging_now);
-		first = 0;
+		jw_object(&w, NULL);
+		jw_ll(&w, "pid", p->pid);
+		jw_string(&w, "comm", p->comm);
+		jw_ll(&w, "candidate_pages", (long long)p->candidate);
+		jw_fixed(&w, "saved_pages", p->saved, 1, false);
+		jw_ll(&w, "volatile_pages", (long long)p->volatile_pages);
+		jw_ll(&w, "merged_now_pages", count_or_unknown(p->merging_now));
+		jw_end(&w);
 	}
-	fputs("],\"skipped\":[", f);
-	first = 1;
+	jw_end(&w);
+	jw_array(&w, "skipped");
 	for (i = 0; i < r->nprocs; i++) {
 		if (!r->procs[i].skipped)
 			continue;
-		fprintf(f, "%s{\"pid\":%d,\"reason\":", first ? "" : ",", (int)r->procs[i].pid);
-		json_str(f, r->procs[i].skipped);
-		fputc('}', f);
-		first = 0;
+		jw_object(&w, NULL);
+		jw_ll(&w, "pid", r->procs[i].pid);
+		jw_string(&w, "reason", r->procs[i].skipped);
+		jw_end(&w);
 	}
-	fputs("],\"regions\":[", f);
+	jw_end(&w);
+	jw_array(&w, "regions");
 	for (i = 0; i < r->nclasses; i++) {
-		fprintf(f, "%s{\"class\":", i ? "," : "");
-		json_str(f, classes[i]->name);
-		fprintf(f, ",\"processes\":%u,\"candidate_pages\":%llu,\"saved_pages\":%.1f}",
-			classes[i]->processes, (unsigned long long)classes[i]->candidate, classes[i]->saved);
+		jw_object(&w, NULL);
+		jw_string(&w, "class", classes[i]->name);
+		jw_ll(&w, "processes", classes[i]->processes);
+		jw_ll(&w, "candidate_pages", (long long)classes[i]->candidate);
+		jw_fixed(&w, "saved_pages", classes[i]->saved, 1, false);
+		jw_end(&w);
 	}
-	fputs("]}\n", f);
+	jw_finish(&w);
 }
 
 static void print_table(FILE *f, const struct est_result *r, const struct est_proc **procs,
