@@ -165,6 +165,12 @@ static void boost_again(struct tuner *t, const struct tune_input *in, struct kno
 	knob_put(out, "pages_to_scan", v);
 	knob_put(out, "sleep_millisecs", BOOST_SLEEP);
 	snprintf(t->last_decision, sizeof t->last_decision, "boost (%s): %s pages every %s ms", why, v, BOOST_SLEEP);
+	/* The report's history must end with the rate in force, not the steady one before. */
+	if (t->handover[0]) {
+		size_t n = strlen(t->handover);
+		snprintf(t->handover + n, sizeof t->handover - n, "; then boosted again (%s): %s pages every %s ms",
+			 why, v, BOOST_SLEEP);
+	}
 }
 
 void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,

@@ -134,6 +134,11 @@ static void test_tune_boost_again(void)
 	CHECK(t.phase == TUNE_BOOST && t.boosts == 2);
 	CHECK(!strcmp(knob_lookup(&out, "pages_to_scan"), "5000") &&
 	      !strcmp(knob_lookup(&out, "sleep_millisecs"), "10"));
+	/* The report's history ends with the boost in force, after the steady rate. */
+	CHECK(strstr(t.handover, "then 133 pages every 20 ms") != NULL);
+	CHECK(strstr(t.handover, "; then boosted again (the tracked pages grew by half): 5000 pages every 10 ms") ==
+	      t.handover + strlen(t.handover) - strlen("; then boosted again (the tracked pages grew by half): "
+						       "5000 pages every 10 ms"));
 }
 
 /*
