@@ -270,6 +270,14 @@ leave_counters_behind() {
 	grep -Eq '^  knobs at the end: .*pages_to_scan=5000 sleep_millisecs=10 ' "$WL_ERR"
 }
 
+@test "--json on stderr: the report is the whole last line, also after output that ended mid-line; --help points to --report-file" {
+	run -0 --separate-stderr "$KSM_RUN" --json -- sh -c 'printf "no newline" >&2'
+	[ "$(head -n 1 <<<"$stderr")" = "no newline" ]
+	tail -n 1 <<<"$stderr" | jq -e '.command == ["sh", "-c", "printf \"no newline\" >&2"]'
+	run -0 "$KSM_RUN" --help
+	[[ $output == *"on stderr, amid the command's own output"*"--report-file=PATH  append it there instead: do so with --json, to parse it"* ]]
+}
+
 @test "--attach's report: counters left over are a note there too, never a change" {
 	local attach_pid
 	settle_ksm

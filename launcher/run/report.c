@@ -447,6 +447,13 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 	if (fg.survivors && (o->json || o->file))
 		msg("%d process%s of the command's tree %s still running after it ended (the report's survivors)",
 		    fg.survivors, fg.survivors == 1 ? "" : "es", fg.survivors == 1 ? "is" : "are");
+	/*
+	 * On stderr, JSON shares the stream with the command's own output, which
+	 * may end mid-line: the object starts a line of its own, so that the last
+	 * line is always the whole report (--report-file keeps it apart).
+	 */
+	if (o->json && !o->file)
+		fputc('\n', mem);
 	if (o->json)
 		write_json(mem, o, s, c, &fg);
 	else
