@@ -125,6 +125,14 @@ static long long within_cpu(const struct tuner *t, long long pages, double cpu_p
 
 static void describe(struct tuner *t)
 {
+	/* Taken over in the steady phase (tune_resume_steady): this tuner never boosted. */
+	if (!t->boosts) {
+		snprintf(t->handover, sizeof t->handover,
+			 "taken over in the steady phase: %lld pages every %s ms (a full scan about every %.0f s)%s",
+			 t->steady_pages, t->sleep_before, t->cfg.steady_scan_s,
+			 t->frugal ? "; slowed to the minimum: merging did not pay for ksmd's CPU" : "");
+		return;
+	}
 	snprintf(t->handover, sizeof t->handover,
 		 "boost %d/%sms for %.0f s%s, then %lld pages every %s ms (a full scan about every %.0f s)%s",
 		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on new memory)" : "",
