@@ -81,7 +81,7 @@ counters_clean() { [ "$(cat $KSM/pages_sharing)" = 0 ] && [ "$(cat $KSM/pages_sh
 	# A command started now: its report says its start figures are left
 	# over (run=0 kept for it, so that ksmd does not drop them in between).
 	run -0 --separate-stderr "$KSM_RUN" --set run=0 -- true
-	[[ $stderr == *"the start figures are LEFT OVER from an earlier run"* ]]
+	[[ $stderr == *"note: left over at the start, not this run's"* ]]
 	# Also when ksm-run itself starts ksmd, which then drops them.
 	run -0 "$KSM_RUN" --json --report-file="$report" -- true
 	[ "$(jq -r .counters_left_over "$report")" = true ]

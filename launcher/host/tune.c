@@ -125,6 +125,14 @@ static long long within_cpu(const struct tuner *t, long long pages, double cpu_p
 
 static void describe(struct tuner *t)
 {
+	/* Taken over in the steady phase (tune_resume_steady): this tuner never boosted. */
+	if (!t->boosts) {
+		snprintf(t->handover, sizeof t->handover,
+			 "taken over in the steady phase: %lld pages every %s ms (a full scan about every %.0f s)%s",
+			 t->steady_pages, t->sleep_before, t->cfg.steady_scan_s,
+			 t->frugal ? "; slowed to the minimum: merging did not pay for ksmd's CPU" : "");
+		return;
+	}
 	snprintf(t->handover, sizeof t->handover,
 		 "boost %d/%sms for %.0f s%s, then %lld pages every %s ms (a full scan about every %.0f s)%s",
 		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on new memory)" : "",
@@ -165,6 +173,12 @@ static void boost_again(struct tuner *t, const struct tune_input *in, struct kno
 	knob_put(out, "pages_to_scan", v);
 	knob_put(out, "sleep_millisecs", BOOST_SLEEP);
 	snprintf(t->last_decision, sizeof t->last_decision, "boost (%s): %s pages every %s ms", why, v, BOOST_SLEEP);
+	/* The report's history must end with the rate in force, not the steady one before. */
+	if (t->handover[0]) {
+		size_t n = strlen(t->handover);
+		snprintf(t->handover + n, sizeof t->handover - n, "; then boosted again (%s): %s pages every %s ms",
+			 why, v, BOOST_SLEEP);
+	}
 }
 
 void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,

@@ -68,6 +68,22 @@ static long long delta(const struct sampler *s, const char *name)
 	return a == LLONG_MIN || b == LLONG_MIN ? LLONG_MIN : b - a;
 }
 
+/* Counters that only grow: left-over figures do not spoil their change. */
+static bool ever_growing(const char *name)
+{
+	return !strcmp(name, "full_scans") || !strcmp(name, "pages_scanned") || !strcmp(name, "pages_skipped");
+}
+
+/*
+ * A change worth showing: none (LLONG_MIN) from left-over start figures,
+ * which ksmd drops once it runs; the difference would be that, not what
+ * the command did.
+ */
+static long long shown_delta(const struct sampler *s, bool left_over, const char *name)
+{
+	return left_over && !ever_growing(name) ? LLONG_MIN : delta(s, name);
+}
+
 /*
  * The table folds the processes that merged next to nothing (most helpers
  * of a shell script): under the process-wide flag every glibc program
@@ -165,14 +181,23 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	fprintf(f, ",\"status\":%d},\"runtime_s\":%.3f", o->attached ? 0 : child_exit_status(c), fg->runtime);
 	fprintf(f, ",\"coverage\":{\"library_loaded\":%s,\"prctl_before_exec\":%s,\"covered_by\":\"%s\"}",
 		fg->lib_loaded ? "true" : "false", o->prctl_pre_exec ? "true" : "false", fg->covered_by);
-	fprintf(f, ",\"page_size\":%lld,\"system\":{", fg->page);
+	/* What the command saved comes first, as in the text. */
+	fputs(",\"saved\":{\"rule\":", f);
+	json_str(f, fg->saved != LLONG_MIN ? "frames" : "none");
+	fputs(",\"bytes\":", f);
+	json_ll(f, fg->saved);
+	fputs(",\"last_bytes\":", f);
+	json_ll(f, s->saved_last);
+	fprintf(f, ",\"candidate_bytes\":%lld,\"frames_error\":", fg->candidate);
+	json_str(f, s->frames_error ? strerror(-s->frames_error) : NULL);
+	fprintf(f, "},\"page_size\":%lld,\"system\":{", fg->page);
 	for (int i = 0; i < SYS_COUNTERS; i++) {
 		fprintf(f, "%s\"%s\":{\"start\":", i ? "," : "", sys_counter_names[i]);
 		json_ll(f, s->first.v[i]);
 		fputs(",\"end\":", f);
 		json_ll(f, s->last.v[i]);
 		fputs(",\"delta\":", f);
-		json_ll(f, delta(s, sys_counter_names[i]));
+		json_ll(f, shown_delta(s, fg->left_over, sys_counter_names[i]));
 		fputc('}', f);
 	}
 	fputs("},\"general_profit\":{\"start\":", f);
@@ -180,9 +205,11 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	fputs(",\"end\":", f);
 	json_ll(f, sys_value(&s->last, "general_profit"));
 	fputs(",\"delta\":", f);
-	json_ll(f, delta(s, "general_profit"));
+	json_ll(f, shown_delta(s, fg->left_over, "general_profit"));
 	fputs(",\"peak\":", f);
 	json_ll(f, s->profit_peak);
+	fputs(",\"peak_live\":", f);
+	json_ll(f, s->profit_peak_live);
 	fprintf(f, "},\"counters_left_over\":%s", fg->left_over ? "true" : "false");
 	fputs(",\"full_scans\":{\"completed\":", f);
 	json_ll(f, fg->scans);
@@ -195,15 +222,7 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 		fprintf(f, "\"cpu_s\":%.2f,\"cpu_percent\":%.1f}", fg->ksmd_cpu, fg->ksmd_pct);
 	else
 		fputs("\"cpu_s\":null,\"cpu_percent\":null}", f);
-	fputs(",\"saved\":{\"rule\":", f);
-	json_str(f, fg->saved != LLONG_MIN ? "frames" : "none");
-	fputs(",\"bytes\":", f);
-	json_ll(f, fg->saved);
-	fputs(",\"last_bytes\":", f);
-	json_ll(f, s->saved_last);
-	fprintf(f, ",\"candidate_bytes\":%lld,\"frames_error\":", fg->candidate);
-	json_str(f, s->frames_error ? strerror(-s->frames_error) : NULL);
-	fputs("},\"survivors\":[", f);
+	fputs(",\"survivors\":[", f);
 	for (int i = 0, k = 0; i < s->nprocs; i++)
 		if (survivor(&s->procs[i], c->pid))
 			fprintf(f, "%s%d", k++ ? "," : "", (int)s->procs[i].pid);
@@ -324,6 +343,47 @@ static void write_survivors(FILE *f, const struct sampler *s, const struct child
 	fputs(fg->survivors > shown ? " ...\n" : "\n", f);
 }
 
+/*
+ * What every process on the machine merged.  Left-over start figures (KSM
+ * stopped with counters of an earlier run, see counters_left_over) are only
+ * a note: ksmd drops them once it runs, and a change from them would read
+ * as a loss of this command's.
+ */
+static void write_system(FILE *f, const struct sampler *s, const struct figures *fg)
+{
+	fputs("  system-wide, every process on this machine (not only this command):\n", f);
+	if (!fg->left_over) {
+		fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
+			human_bytes(sys_value(&s->first, "general_profit"), false),
+			human_bytes(sys_value(&s->last, "general_profit"), false),
+			human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));
+		for (int i = 1; i < 6; i++)
+			fprintf(f, "    %-15s %lld -> %lld pages\n", sys_counter_names[i], s->first.v[i], s->last.v[i]);
+	} else {
+		fprintf(f, "    general_profit  %s at the end", human_bytes(sys_value(&s->last, "general_profit"), false));
+		if (s->profit_peak_live != LLONG_MIN)
+			fprintf(f, ", peak %s after ksmd dropped the leftovers (two full scans)\n",
+				human_bytes(s->profit_peak_live, false));
+		else
+			fputs(" (no sample after ksmd dropped the leftovers: two full scans)\n", f);
+		for (int i = 1; i < 6; i++)
+			fprintf(f, "    %-15s %lld pages at the end\n", sys_counter_names[i], s->last.v[i]);
+	}
+	fprintf(f, "    full scans      %lld during the run", fg->scans);
+	if (fg->mean_scan >= 0)
+		fprintf(f, ", %.1f s per scan", fg->mean_scan);
+	fprintf(f, "\n    pages_scanned   +%lld, pages_skipped +%lld\n", delta(s, "pages_scanned"),
+		delta(s, "pages_skipped") == LLONG_MIN ? 0 : delta(s, "pages_skipped"));
+	if (fg->ksmd_cpu >= 0)
+		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
+	if (fg->left_over)
+		fprintf(f, "    note: left over at the start, not this run's: KSM was stopped (run=0) and its\n"
+			"          counters still held what merged before, also in processes gone since\n"
+			"          (general_profit %s, pages_sharing %lld); ksmd drops that once it runs,\n"
+			"          so no change from those figures is shown\n",
+			human_bytes(sys_value(&s->first, "general_profit"), false), sys_value(&s->first, "pages_sharing"));
+}
+
 static void write_text(FILE *f, const struct report_opts *o, const struct sampler *s,
 		       const struct child *c, const struct figures *fg)
 {
@@ -345,24 +405,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		!strcmp(fg->covered_by, "none") ? "NOTHING enabled KSM in the command" :
 		"not observed (the command ended before the first sample)");
 	write_saved(f, s, fg);
-	fputs("  system-wide, every process on this machine (not only this command):\n", f);
-	if (fg->left_over)
-		fputs("    the start figures are LEFT OVER from an earlier run: KSM was stopped (run=0), which\n"
-		      "    keeps the counters of pages merged before, also of processes gone since; ksmd drops\n"
-		      "    those once it runs, so these deltas mix that with this command's savings (the\n"
-		      "    process tree's figures below are this command's alone)\n", f);
-	fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
-		human_bytes(sys_value(&s->first, "general_profit"), false), human_bytes(sys_value(&s->last, "general_profit"), false),
-		human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));
-	for (int i = 1; i < 6; i++)
-		fprintf(f, "    %-15s %lld -> %lld pages\n", sys_counter_names[i], s->first.v[i], s->last.v[i]);
-	fprintf(f, "    full scans      %lld during the run", fg->scans);
-	if (fg->mean_scan >= 0)
-		fprintf(f, ", %.1f s per scan", fg->mean_scan);
-	fprintf(f, "\n    pages_scanned   +%lld, pages_skipped +%lld\n", delta(s, "pages_scanned"),
-		delta(s, "pages_skipped") == LLONG_MIN ? 0 : delta(s, "pages_skipped"));
-	if (fg->ksmd_cpu >= 0)
-		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
+	write_system(f, s, fg);
 	write_tree(f, o, s, fg);
 	tree_groups_text(f, s, fg->page);
 	if (fg->ended)
@@ -381,10 +424,11 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 			"someone else wrote them; ignored\n", s->foreign_lines);
 	if (s->truncated)
 		fprintf(f, "  (the tree had more than %d processes: the rest were not followed)\n", MAX_TRACKED);
-	fputs("  knobs in force:", f);
+	/* The tuning's history first, then the knobs as it left them: they agree. */
+	fprintf(f, "  tuning:   %s\n  knobs at the end:", o->tuning);
 	for (int i = 0; i < o->knobs->n; i++)
 		fprintf(f, " %s=%s", o->knobs->k[i].name, o->knobs->k[i].value);
-	fprintf(f, "\n  tuning:   %s\n", o->tuning);
+	fputc('\n', f);
 	if (o->profile)
 		profile_print(f, o->profile);
 }
@@ -403,6 +447,13 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 	if (fg.survivors && (o->json || o->file))
 		msg("%d process%s of the command's tree %s still running after it ended (the report's survivors)",
 		    fg.survivors, fg.survivors == 1 ? "" : "es", fg.survivors == 1 ? "is" : "are");
+	/*
+	 * On stderr, JSON shares the stream with the command's own output, which
+	 * may end mid-line: the object starts a line of its own, so that the last
+	 * line is always the whole report (--report-file keeps it apart).
+	 */
+	if (o->json && !o->file)
+		fputc('\n', mem);
 	if (o->json)
 		write_json(mem, o, s, c, &fg);
 	else

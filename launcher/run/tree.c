@@ -221,6 +221,7 @@ void sample_init(struct sampler *s, pid_t root, const char *libpath, const char 
 	counters_sample(&s->first, s->ksmd);
 	s->last = s->first;
 	s->profit_peak = sys_value(&s->first, "general_profit");
+	s->profit_peak_live = LLONG_MIN;
 	s->scans_t0 = s->scans_t1 = -1;
 	s->saved_last = s->saved_peak = LLONG_MIN;
 	if (report_path) {
@@ -241,6 +242,11 @@ void sample_tick(struct sampler *s)
 	cur = sys_value(&s->last, "full_scans");
 	if (sys_value(&s->last, "general_profit") > s->profit_peak)
 		s->profit_peak = sys_value(&s->last, "general_profit");
+	/* Two full scans visit every process ksmd tracks: the slots of those gone are dropped. */
+	if (cur != LLONG_MIN && sys_value(&s->first, "full_scans") != LLONG_MIN &&
+	    cur >= sys_value(&s->first, "full_scans") + 2 && sys_value(&s->last, "general_profit") != LLONG_MIN &&
+	    sys_value(&s->last, "general_profit") > s->profit_peak_live)
+		s->profit_peak_live = sys_value(&s->last, "general_profit");
 	/* Times when a full scan ended, to the resolution of the interval. */
 	if (cur != LLONG_MIN && prev != LLONG_MIN && cur != prev) {
 		if (s->scans_t0 < 0) {

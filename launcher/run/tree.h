@@ -33,6 +33,9 @@ struct proc_info {
 struct sampler {
 	struct sys_sample first, last;
 	long long profit_peak;	/* highest general_profit seen */
+	/* Highest general_profit seen two full scans after the first sample, when
+	 * ksmd has dropped what stale counters held; LLONG_MIN: none yet. */
+	long long profit_peak_live;
 	double scan_t0, scan_t1;	/* times full_scans first and last moved */
 	long long scans_t0, scans_t1;
 	int nprocs, cap;

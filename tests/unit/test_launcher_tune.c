@@ -134,6 +134,11 @@ static void test_tune_boost_again(void)
 	CHECK(t.phase == TUNE_BOOST && t.boosts == 2);
 	CHECK(!strcmp(knob_lookup(&out, "pages_to_scan"), "5000") &&
 	      !strcmp(knob_lookup(&out, "sleep_millisecs"), "10"));
+	/* The report's history ends with the boost in force, after the steady rate. */
+	CHECK(strstr(t.handover, "then 133 pages every 20 ms") != NULL);
+	CHECK(strstr(t.handover, "; then boosted again (the tracked pages grew by half): 5000 pages every 10 ms") ==
+	      t.handover + strlen(t.handover) - strlen("; then boosted again (the tracked pages grew by half): "
+						       "5000 pages every 10 ms"));
 }
 
 /*
@@ -323,6 +328,23 @@ static void test_tune_daemon_rules(void)
 	CHECK(!t.frugal);
 }
 
+/* A tuner that took over in the steady phase never boosted: its history must not say it did. */
+static void test_tune_taken_over_steady(void)
+{
+	struct knob_set want = { 0 };
+	struct sys_sample s = { 0 };
+	struct tuner t;
+	long long page = sysconf(_SC_PAGESIZE);
+
+	s.t = 100;
+	s.v[0] = 40000 * page - 100000LL * 64;          /* general_profit */
+	s.v[2] = 40000;                                  /* pages_sharing */
+	tune_resume_steady(&t, NULL, "20", &s, &want);
+	CHECK(t.phase == TUNE_STEADY && !strcmp(knob_lookup(&want, "pages_to_scan"), "100"));
+	CHECK(strstr(t.handover, "boost") == NULL);
+	CHECK(strstr(t.handover, "taken over in the steady phase: 100 pages every 20 ms") == t.handover);
+}
+
 int main(void)
 {
 	test_tune_recorded();
@@ -331,6 +353,7 @@ int main(void)
 	test_tune_boost_has_an_end();
 	test_tune_new_work();
 	test_tune_daemon_rules();
+	test_tune_taken_over_steady();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }
