@@ -13,13 +13,7 @@
 #include "host/counters.h"
 #include "host/knobs.h"
 #include "host/tune.h"
-
-static int passed, failed;
-
-#define CHECK(cond) do { \
-	if (cond) passed++; \
-	else { failed++; fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); } \
-} while (0)
+#include "unit.h"
 
 /* ---- the tuning policy on a recorded run ---- */
 
@@ -345,15 +339,7 @@ static void test_tune_taken_over_steady(void)
 	CHECK(strstr(t.handover, "taken over in the steady phase: 100 pages every 20 ms") == t.handover);
 }
 
-int main(void)
-{
-	test_tune_recorded();
-	test_tune_boost_again();
-	test_tune_waits_for_the_memory();
-	test_tune_boost_has_an_end();
-	test_tune_new_work();
-	test_tune_daemon_rules();
-	test_tune_taken_over_steady();
-	printf("unit: %d passed, %d failed\n", passed, failed);
-	return failed != 0;
-}
+UNIT_MAIN(UNIT_TEST(test_tune_recorded), UNIT_TEST(test_tune_boost_again),
+	  UNIT_TEST(test_tune_waits_for_the_memory), UNIT_TEST(test_tune_boost_has_an_end),
+	  UNIT_TEST(test_tune_new_work), UNIT_TEST(test_tune_daemon_rules),
+	  UNIT_TEST(test_tune_taken_over_steady))
