@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "eval/profile.h"
@@ -206,19 +206,27 @@ void profile_print(FILE *f, const struct profile *p)
 	}
 }
 
-void profile_json(FILE *f, const struct profile *p)
+void profile_json(struct jsonw *w, const struct profile *p)
 {
-	size_t i;
-
-	fprintf(f, "\"profile\":{\"incomplete\":%s,\"samples\":%u,\"threshold_percent\":%g,\"candidate_kb\":%lld,"
-		"\"merged_kb\":%lld,\"kept_percent\":%.1f,\"dropped_candidate_percent\":%.1f,\"classes\":[",
-		p->incomplete ? "true" : "false", p->samples, p->threshold, p->total_cand_kb, p->total_merged_kb, p->kept_pct, p->dropped_pct);
-	for (i = 0; i < p->n; i++) {
-		fprintf(f, "%s{\"class\":", i ? "," : "");
-		json_str(f, p->c[i].name);
-		fprintf(f, ",\"processes\":%u,\"candidate_kb\":%lld,\"merged_kb\":%lld,\"recommended\":%s}",
-			p->c[i].procs, p->c[i].cand_kb, p->c[i].merged_kb, i < p->nrecommended ? "true" : "false");
+	jw_object(w, "profile");
+	jw_bool(w, "incomplete", p->incomplete);
+	jw_ll(w, "samples", p->samples);
+	jw_g(w, "threshold_percent", p->threshold);
+	jw_ll(w, "candidate_kb", p->total_cand_kb);
+	jw_ll(w, "merged_kb", p->total_merged_kb);
+	jw_fixed(w, "kept_percent", p->kept_pct, 1, false);
+	jw_fixed(w, "dropped_candidate_percent", p->dropped_pct, 1, false);
+	jw_array(w, "classes");
+	for (size_t i = 0; i < p->n; i++) {
+		jw_object(w, NULL);
+		jw_string(w, "class", p->c[i].name);
+		jw_ll(w, "processes", p->c[i].procs);
+		jw_ll(w, "candidate_kb", p->c[i].cand_kb);
+		jw_ll(w, "merged_kb", p->c[i].merged_kb);
+		jw_bool(w, "recommended", i < p->nrecommended);
+		jw_end(w);
 	}
-	fputs("]},\"recommended_allow\":", f);
-	json_str(f, p->recommended);
+	jw_end(w);
+	jw_end(w);
+	jw_string(w, "recommended_allow", p->recommended);
 }

@@ -38,7 +38,8 @@ void profile_init(struct profile *p, double threshold);
 void profile_sample(struct profile *p, const pid_t *pids, size_t n);
 void profile_finish(struct profile *p);
 void profile_print(FILE *f, const struct profile *p);
-/* JSON members, without braces: "profile":{...},"recommended_allow":"..." */
-void profile_json(FILE *f, const struct profile *p);
+struct jsonw;
+/* Two members of the report's object: "profile":{...} and "recommended_allow". */
+void profile_json(struct jsonw *w, const struct profile *p);
 
 #endif

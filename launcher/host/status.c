@@ -201,6 +201,16 @@ static void tuning_text(void)
 		printf("  another KSM manager runs: %s\n", mgr);
 }
 
+void status_json_unavailable(void)
+{
+	struct jsonw w;
+
+	jw_start(&w, stdout);
+	jw_object(&w, NULL);
+	jw_bool(&w, "available", false);
+	jw_finish(&w);
+}
+
 void status_json_tuning(struct jsonw *w, int r, const struct hoststate *st)
 {
 	jw_object(w, "tuning");
@@ -314,7 +324,7 @@ int status_main(bool json)
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
 		if (json)
-			printf("{\"available\":false}\n");
+			status_json_unavailable();
 		else
 			printf("KSM: not available (no %s: kernel without CONFIG_KSM)\n", KSM_SYSFS_DIR);
 		return 0;

@@ -16,6 +16,8 @@ struct hoststate;
  * and closes it (jw_end).  --status and --status --watch both write it.
  */
 void status_json_tuning(struct jsonw *w, int r, const struct hoststate *st);
+/* {"available":false}: no KSM in this kernel. */
+void status_json_unavailable(void);
 
 /*
  * The probe behind "merge flag inherited across exec": --status runs

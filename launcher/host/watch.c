@@ -172,7 +172,7 @@ int status_watch(double interval, bool json)
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
 		if (json || !tty)
-			printf("{\"available\":false}\n");
+			status_json_unavailable();
 		else
 			printf("KSM: not available (no %s: kernel without CONFIG_KSM)\n", KSM_SYSFS_DIR);
 		return 0;

@@ -14,9 +14,8 @@
 
 #include "common/files.h"
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/msg.h"
-#include "common/parse.h"
 #include "common/text.h"
 #include "eval/profile.h"
 #include "host/knobs.h"
@@ -157,123 +156,152 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 		fg->covered_by = "attach";
 }
 
+static void json_exit(struct jsonw *w, const struct report_opts *o, const struct child *c)
+{
+	jw_object(w, "exit");
+	if (o->attached) {
+		jw_string(w, "how", "attached");
+		jw_string(w, "ended", o->attach_end);
+		jw_string(w, "targets", o->attached);
+	} else if (WIFSIGNALED(c->status)) {
+		jw_string(w, "how", "signaled");
+		jw_null(w, "code");
+		jw_ll(w, "signal", WTERMSIG(c->status));
+		jw_string(w, "signal_name", sig_name(WTERMSIG(c->status)));
+	} else {
+		jw_string(w, "how", "exited");
+		jw_ll(w, "code", WEXITSTATUS(c->status));
+		jw_null(w, "signal");
+		jw_null(w, "signal_name");
+	}
+	jw_ll(w, "status", o->attached ? 0 : child_exit_status(c));
+	jw_end(w);
+}
+
+static void json_system(struct jsonw *w, const struct sampler *s, const struct figures *fg)
+{
+	jw_object(w, "system");
+	for (int i = 0; i < SYS_COUNTERS; i++) {
+		jw_object(w, sys_counter_names[i]);
+		jw_ll(w, "start", s->first.v[i]);
+		jw_ll(w, "end", s->last.v[i]);
+		jw_ll(w, "delta", shown_delta(s, fg->left_over, sys_counter_names[i]));
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_object(w, "general_profit");
+	jw_ll(w, "start", sys_value(&s->first, "general_profit"));
+	jw_ll(w, "end", sys_value(&s->last, "general_profit"));
+	jw_ll(w, "delta", shown_delta(s, fg->left_over, "general_profit"));
+	jw_ll(w, "peak", s->profit_peak);
+	jw_ll(w, "peak_live", s->profit_peak_live);
+	jw_end(w);
+	jw_bool(w, "counters_left_over", fg->left_over);
+	jw_object(w, "full_scans");
+	jw_ll(w, "completed", fg->scans);
+	jw_fixed(w, "mean_scan_s", fg->mean_scan, 3, true);
+	jw_end(w);
+	jw_object(w, "ksmd");
+	jw_fixed(w, "cpu_s", fg->ksmd_cpu, 2, true);
+	jw_fixed(w, "cpu_percent", fg->ksmd_cpu >= 0 ? fg->ksmd_pct : -1, 1, true);
+	jw_end(w);
+}
+
+static void json_processes(struct jsonw *w, const struct sampler *s)
+{
+	jw_array(w, "processes");
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct proc_info *p = &s->procs[i];
+
+		jw_object(w, NULL);
+		jw_ll(w, "pid", p->pid);
+		jw_ll(w, "ppid", p->ppid);
+		jw_ll(w, "ppid_when_merging", shown_ppid(p));
+		jw_string(w, "comm", p->comm);
+		jw_bool(w, "library", p->from_lib || p->lib_mapped);
+		jw_string(w, "mode", p->from_lib && p->mode[0] ? p->mode : NULL);
+		jw_string(w, "error", p->error[0] ? p->error : NULL);
+		jw_tristate(w, "merge_any", p->merge_any);
+		jw_ll(w, "peak_ksm_merging_pages", p->peak_merging);
+		jw_ll(w, "ksm_process_profit", p->profit);
+		jw_ll(w, "peak_ksm_process_profit", p->peak_profit);
+		jw_bool(w, "sampled", p->sampled);
+		jw_bool(w, "exit_line", p->from_lib);
+		if (p->kept_user >= 0) {
+			jw_object(w, "kept_out");
+			jw_ll(w, "user_bytes", p->kept_user);
+			jw_ll(w, "program_bytes", p->kept_program);
+			jw_ll(w, "secret_bytes", p->kept_secret);
+			jw_end(w);
+		} else {
+			jw_null(w, "kept_out");
+		}
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
 static void write_json(FILE *f, const struct report_opts *o, const struct sampler *s,
 		       const struct child *c, const struct figures *fg)
 {
-	fputs("{\"command\":[", f);
-	for (char **a = o->argv; *a; a++) {
-		if (a != o->argv)
-			fputc(',', f);
-		json_str(f, *a);
-	}
-	fprintf(f, "],\"pid\":%d,\"exit\":{", (int)c->pid);
-	if (o->attached) {
-		fputs("\"how\":\"attached\",\"ended\":", f);
-		json_str(f, o->attach_end);
-		fputs(",\"targets\":", f);
-		json_str(f, o->attached);
-	} else if (WIFSIGNALED(c->status))
-		fprintf(f, "\"how\":\"signaled\",\"code\":null,\"signal\":%d,\"signal_name\":\"%s\"",
-			WTERMSIG(c->status), sig_name(WTERMSIG(c->status)));
-	else
-		fprintf(f, "\"how\":\"exited\",\"code\":%d,\"signal\":null,\"signal_name\":null",
-			WEXITSTATUS(c->status));
-	fprintf(f, ",\"status\":%d},\"runtime_s\":%.3f", o->attached ? 0 : child_exit_status(c), fg->runtime);
-	fprintf(f, ",\"coverage\":{\"library_loaded\":%s,\"prctl_before_exec\":%s,\"covered_by\":\"%s\"}",
-		fg->lib_loaded ? "true" : "false", o->prctl_pre_exec ? "true" : "false", fg->covered_by);
+	struct jsonw w;
+
+	jw_start(&w, f);
+	jw_object(&w, NULL);
+	jw_array(&w, "command");
+	for (char **a = o->argv; *a; a++)
+		jw_string(&w, NULL, *a);
+	jw_end(&w);
+	jw_ll(&w, "pid", c->pid);
+	json_exit(&w, o, c);
+	jw_fixed(&w, "runtime_s", fg->runtime, 3, false);
+	jw_object(&w, "coverage");
+	jw_bool(&w, "library_loaded", fg->lib_loaded);
+	jw_bool(&w, "prctl_before_exec", o->prctl_pre_exec);
+	jw_string(&w, "covered_by", fg->covered_by);
+	jw_end(&w);
 	/* What the command saved comes first, as in the text. */
-	fputs(",\"saved\":{\"rule\":", f);
-	json_str(f, fg->saved != LLONG_MIN ? "frames" : "none");
-	fputs(",\"bytes\":", f);
-	json_ll(f, fg->saved);
-	fputs(",\"last_bytes\":", f);
-	json_ll(f, s->saved_last);
-	fprintf(f, ",\"candidate_bytes\":%lld,\"frames_error\":", fg->candidate);
-	json_str(f, s->frames_error ? strerror(-s->frames_error) : NULL);
-	fprintf(f, "},\"page_size\":%lld,\"system\":{", fg->page);
-	for (int i = 0; i < SYS_COUNTERS; i++) {
-		fprintf(f, "%s\"%s\":{\"start\":", i ? "," : "", sys_counter_names[i]);
-		json_ll(f, s->first.v[i]);
-		fputs(",\"end\":", f);
-		json_ll(f, s->last.v[i]);
-		fputs(",\"delta\":", f);
-		json_ll(f, shown_delta(s, fg->left_over, sys_counter_names[i]));
-		fputc('}', f);
-	}
-	fputs("},\"general_profit\":{\"start\":", f);
-	json_ll(f, sys_value(&s->first, "general_profit"));
-	fputs(",\"end\":", f);
-	json_ll(f, sys_value(&s->last, "general_profit"));
-	fputs(",\"delta\":", f);
-	json_ll(f, shown_delta(s, fg->left_over, "general_profit"));
-	fputs(",\"peak\":", f);
-	json_ll(f, s->profit_peak);
-	fputs(",\"peak_live\":", f);
-	json_ll(f, s->profit_peak_live);
-	fprintf(f, "},\"counters_left_over\":%s", fg->left_over ? "true" : "false");
-	fputs(",\"full_scans\":{\"completed\":", f);
-	json_ll(f, fg->scans);
-	if (fg->mean_scan >= 0)
-		fprintf(f, ",\"mean_scan_s\":%.3f}", fg->mean_scan);
-	else
-		fputs(",\"mean_scan_s\":null}", f);
-	fputs(",\"ksmd\":{", f);
-	if (fg->ksmd_cpu >= 0)
-		fprintf(f, "\"cpu_s\":%.2f,\"cpu_percent\":%.1f}", fg->ksmd_cpu, fg->ksmd_pct);
-	else
-		fputs("\"cpu_s\":null,\"cpu_percent\":null}", f);
-	fputs(",\"survivors\":[", f);
-	for (int i = 0, k = 0; i < s->nprocs; i++)
+	jw_object(&w, "saved");
+	jw_string(&w, "rule", fg->saved != LLONG_MIN ? "frames" : "none");
+	jw_ll(&w, "bytes", fg->saved);
+	jw_ll(&w, "last_bytes", s->saved_last);
+	jw_ll(&w, "candidate_bytes", fg->candidate);
+	jw_string(&w, "frames_error", s->frames_error ? strerror(-s->frames_error) : NULL);
+	jw_end(&w);
+	jw_ll(&w, "page_size", fg->page);
+	json_system(&w, s, fg);
+	jw_array(&w, "survivors");
+	for (int i = 0; i < s->nprocs; i++)
 		if (survivor(&s->procs[i], c->pid))
-			fprintf(f, "%s%d", k++ ? "," : "", (int)s->procs[i].pid);
-	fprintf(f, "],\"ended_survivors\":%d,\"killed_survivors\":%d", fg->ended, fg->killed);
-	fputs(",\"processes\":[", f);
-	for (int i = 0; i < s->nprocs; i++) {
-		const struct proc_info *p = &s->procs[i];
-		fprintf(f, "%s{\"pid\":%d,\"ppid\":%d,\"ppid_when_merging\":%d,\"comm\":", i ? "," : "",
-			(int)p->pid, (int)p->ppid, (int)shown_ppid(p));
-		json_str(f, p->comm);
-		fprintf(f, ",\"library\":%s,\"mode\":", p->from_lib || p->lib_mapped ? "true" : "false");
-		json_str(f, p->from_lib && p->mode[0] ? p->mode : NULL);
-		fputs(",\"error\":", f);
-		json_str(f, p->error[0] ? p->error : NULL);
-		fprintf(f, ",\"merge_any\":%s,\"peak_ksm_merging_pages\":%lld,\"ksm_process_profit\":%lld,"
-			"\"peak_ksm_process_profit\":",
-			p->merge_any < 0 ? "null" : p->merge_any ? "true" : "false", p->peak_merging, p->profit);
-		json_ll(f, p->peak_profit);
-		fprintf(f, ",\"sampled\":%s,\"exit_line\":%s,\"kept_out\":", p->sampled ? "true" : "false",
-			p->from_lib ? "true" : "false");
-		if (p->kept_user >= 0)
-			fprintf(f, "{\"user_bytes\":%lld,\"program_bytes\":%lld,\"secret_bytes\":%lld}",
-				p->kept_user, p->kept_program, p->kept_secret);
-		else
-			fputs("null", f);
-		fputc('}', f);
-	}
-	fprintf(f, "],\"tree\":{\"processes\":%d,\"peak_ksm_merging_pages\":%lld,\"peak_merged_bytes\":%lld,"
-		"\"ksm_process_profit\":%lld,\"peak_ksm_process_profit\":%lld},\"knobs\":{", fg->nprocs,
-		fg->tree_peak, fg->tree_peak * fg->page, fg->tree_profit, fg->tree_peak_profit);
-	for (int i = 0; i < o->knobs->n; i++) {
-		long long v;
-		fprintf(f, "%s\"%s\":", i ? "," : "", o->knobs->k[i].name);
-		if (!parse_ll(o->knobs->k[i].value, LLONG_MIN + 1, LLONG_MAX, &v))
-			fprintf(f, "%lld", v);
-		else
-			json_str(f, o->knobs->k[i].value);
-	}
-	fputs("}", f);
-	tree_groups_json(f, s, fg->page);
-	fputs(",\"tuning\":", f);
-	json_str(f, o->tuning);
-	fprintf(f, ",\"kept_out\":{\"user_bytes\":%lld,\"program_bytes\":%lld,\"secret_bytes\":%lld,"
-		"\"processes_reporting\":%d},\"foreign_report_lines\":%lu,\"tree_truncated\":%s",
-		fg->kept_user, fg->kept_program, fg->kept_secret, fg->kept_reporting, s->foreign_lines,
-		s->truncated ? "true" : "false");
-	if (o->profile) {
-		fputc(',', f);
-		profile_json(f, o->profile);
-	}
-	fputs("}\n", f);
+			jw_ll(&w, NULL, s->procs[i].pid);
+	jw_end(&w);
+	jw_ll(&w, "ended_survivors", fg->ended);
+	jw_ll(&w, "killed_survivors", fg->killed);
+	json_processes(&w, s);
+	jw_object(&w, "tree");
+	jw_ll(&w, "processes", fg->nprocs);
+	jw_ll(&w, "peak_ksm_merging_pages", fg->tree_peak);
+	jw_ll(&w, "peak_merged_bytes", fg->tree_peak * fg->page);
+	jw_ll(&w, "ksm_process_profit", fg->tree_profit);
+	jw_ll(&w, "peak_ksm_process_profit", fg->tree_peak_profit);
+	jw_end(&w);
+	jw_object(&w, "knobs");
+	for (int i = 0; i < o->knobs->n; i++)
+		jw_knob(&w, o->knobs->k[i].name, o->knobs->k[i].value);
+	jw_end(&w);
+	tree_groups_json(&w, s, fg->page);
+	jw_string(&w, "tuning", o->tuning);
+	jw_object(&w, "kept_out");
+	jw_ll(&w, "user_bytes", fg->kept_user);
+	jw_ll(&w, "program_bytes", fg->kept_program);
+	jw_ll(&w, "secret_bytes", fg->kept_secret);
+	jw_ll(&w, "processes_reporting", fg->kept_reporting);
+	jw_end(&w);
+	jw_ll(&w, "foreign_report_lines", (long long)s->foreign_lines);
+	jw_bool(&w, "tree_truncated", s->truncated);
+	if (o->profile)
+		profile_json(&w, o->profile);
+	jw_finish(&w);
 }
 
 /* The lead line: what the command saved, by page frame, and the rule. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/human.h"
-#include "common/json.h"
+#include "common/jsonw.h"
 #include "common/text.h"
 #include "run/treegroups.h"
 
@@ -57,18 +57,20 @@ void tree_groups_text(FILE *f, const struct sampler *s, long long page)
 			human_bytes(g[i].profit, false), printable(g[i].path));
 }
 
-void tree_groups_json(FILE *f, const struct sampler *s, long long page)
+void tree_groups_json(struct jsonw *w, const struct sampler *s, long long page)
 {
 	struct tree_group g[REPORT_GROUPS];
 	int n = tree_groups(s, g, REPORT_GROUPS);
 
-	fputs(",\"cgroups\":[", f);
+	jw_array(w, "cgroups");
 	for (int i = 0; i < n; i++) {
-		fprintf(f, "%s{\"cgroup\":", i ? "," : "");
-		json_str(f, g[i].path);
-		fprintf(f, ",\"processes\":%d,\"peak_merged_bytes\":%lld,\"peak_profit_bytes\":%lld}", g[i].procs,
-			g[i].merged * page, g[i].profit);
+		jw_object(w, NULL);
+		jw_string(w, "cgroup", g[i].path);
+		jw_ll(w, "processes", g[i].procs);
+		jw_ll(w, "peak_merged_bytes", g[i].merged * page);
+		jw_ll(w, "peak_profit_bytes", g[i].profit);
+		jw_end(w);
 	}
-	fputc(']', f);
+	jw_end(w);
 }
 

@@ -11,7 +11,8 @@
 
 /* The text lines (none when the whole tree is in one unknown group). */
 void tree_groups_text(FILE *f, const struct sampler *s, long long page);
-/* ,"cgroups":[{cgroup, processes, peak_merged_bytes, peak_profit_bytes}] */
-void tree_groups_json(FILE *f, const struct sampler *s, long long page);
+struct jsonw;
+/* The member "cgroups": [{cgroup, processes, peak_merged_bytes, peak_profit_bytes}]. */
+void tree_groups_json(struct jsonw *w, const struct sampler *s, long long page);
 
 #endif
