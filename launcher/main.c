@@ -2,7 +2,8 @@
  * main.c: ksm-run, a launcher that enables KSM in a command, tunes ksmd
  * while it runs and reports what was saved; and the evaluation and status
  * modes.  The options decide which; each mode lives in a room of its own
- * (run/, eval/, host/, attach/; HACKING.md says what each holds).
+ * (run/, eval/, host/, attach/, over follow/; HACKING.md says what each
+ * holds).
  */
 #include <string.h>
 

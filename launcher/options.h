@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "eval/fingerprint_take.h"
+#include "follow/jointune.h"
 #include "host/knobs.h"
 #include "option_modes.h"
 
@@ -59,6 +60,12 @@ char **options_parse(int argc, char **argv, struct opts *o);
  * the library reads (KSM_ENABLE_MODE, "madvise"): FN is called for each.
  * The one mapping of options to variables.
  */
+/* What O asks of the tuning, for run_join_tuning. */
+static inline struct tuning_request opts_tuning(const struct opts *o)
+{
+	return (struct tuning_request){ &o->knobs, o->user_rate, o->no_tune, o->keep, o->take_over, o->strict };
+}
+
 /* The option table (option_modes.h), ended by a NULL name: for --help's lists and the tests. */
 const struct option_spec *options_table(void);
 

@@ -36,14 +36,13 @@
 #include "common/procfs.h"
 #include "common/stopsig.h"
 #include "common/text.h"
-#include "eval/targets.h"
+#include "common/targets.h"
 #include "host/hosttune.h"
 #include "host/knobs.h"
-#include "run/child.h"
-#include "run/follow.h"
-#include "run/jointune.h"
-#include "run/report.h"
-#include "run/tree.h"
+#include "follow/follow.h"
+#include "follow/jointune.h"
+#include "follow/report.h"
+#include "follow/tree.h"
 #include "selection.h"
 
 struct attach_run {
@@ -58,7 +57,8 @@ struct attach_run {
 	struct host_tuner host;
 	struct sampler s;
 	double t0;
-	char list[1024];                /* "1234 (python3), ..." for the report */
+	char *list;                     /* "1234 (python3), ..." for the report, grown as it goes */
+	size_t list_len, list_cap;
 };
 
 static const char *outcome_word(const struct target_result *r, bool disable)
@@ -222,6 +222,20 @@ static void apply_in_thread(pid_t pid, const struct target_plan *p, struct targe
 	pthread_join(t, NULL);
 }
 
+/* "PID (COMM)" of R appended to the list of the targets handled, for the report. */
+static void list_add(struct attach_run *a, const struct target_result *r)
+{
+	char item[64];
+	int n = snprintf(item, sizeof item, "%s%d (%s)", a->list_len ? ", " : "", (int)r->pid, r->comm);
+
+	if (n >= (int)sizeof item)
+		n = (int)sizeof item - 1;       /* a comm of 31 bytes at most: never so */
+
+	a->list = xgrow(a->list, &a->list_cap, a->list_len + (size_t)n + 1, 1);
+	memcpy(a->list + a->list_len, item, (size_t)n + 1);
+	a->list_len += (size_t)n;
+}
+
 /*
  * Each target in turn, with every signal blocked (SIGCHLD is how a stop is
  * awaited: inject.h); INT and TERM stay pending and end the attach between
@@ -240,7 +254,6 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
-		size_t len = strlen(a->list);
 
 		apply_in_thread(a->targets.pids[i], p, r);
 		switch (r->outcome) {
@@ -251,7 +264,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 		case TARGET_DONE:
 		case TARGET_ALREADY:
 			a->handled[a->nhandled++] = r->pid;
-			snprintf(a->list + len, sizeof a->list - len, "%s%d (%s)", len ? ", " : "", (int)r->pid, r->comm);
+			list_add(a, r);
 			break;
 		}
 		if (!a->o->json)
@@ -300,28 +313,29 @@ static int supervise(struct attach_run *a, sigset_t *stops)
 static void finish(struct attach_run *a, int sig)
 {
 	struct knob_set in_force;
-	struct child c = { .start = a->t0, .end = now_s() };
-	char tuning[1024], end[160], spec[512];
-	char *argv[] = { "ksm-run", spec, NULL };
+	char tuning[1024], end[160], *spec;
 
-	knobs_read_all(&in_force);
-	if (host_tuner_leave(&a->host))
-		msg("the knobs could not all be restored: see `ksm-run --status`");
+	run_leave_tuning(&a->host, &in_force);
 	if (a->o->quiet)
 		return;
-	snprintf(spec, sizeof spec, "--attach=%s", a->o->attach);
+	spec = xmalloc(strlen(a->o->attach) + 16);
+	sprintf(spec, "--attach=%s", a->o->attach);
 	if (sig)
 		snprintf(end, sizeof end, "ksm-run got %s: the targets go on, KSM still on in them",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 	else
 		snprintf(end, sizeof end, "every target has ended");
 	struct report_opts ro = {
-		.json = a->o->json, .file = a->o->report_file, .argv = argv,
+		.json = a->o->json, .file = a->o->report_file,
 		.knobs = &in_force, .tuning = host_tuner_summary(&a->host, tuning, sizeof tuning),
 		.left_over = a->host.left_over_at_start, .all_processes = a->o->report_all,
-		.attached = a->list, .attach_end = end,
 	};
-	report_write(&ro, &a->s, &c);
+	struct report_subject j = {
+		.argv = (char *[]){ "ksm-run", spec, NULL }, .start = a->t0, .end = now_s(),
+		.followed = a->list ? a->list : "", .ended = end,     /* not NULL: attached, even if none was */
+	};
+	report_write(&ro, &a->s, &j);
+	free(spec);
 }
 
 int attach_main(const struct opts *o)
@@ -346,8 +360,11 @@ int attach_main(const struct opts *o)
 
 	/* --no-wait starts no ksmd: with it stopped nothing would merge. */
 	ksmd_stopped = !plan.disable && o->no_wait && handover_ksmd_stopped(o->strict, run);
-	if (follow)
-		run_join_tuning(&a.host, o, "attach");
+	if (follow) {
+		struct tuning_request tq = opts_tuning(o);
+
+		run_join_tuning(&a.host, &tq, "attach");
+	}
 	a.t0 = now_s();
 	if (follow)
 		sample_init(&a.s, getpid(), NULL, NULL, NULL);
@@ -369,8 +386,8 @@ int attach_main(const struct opts *o)
 				sample_tick(&a.s);
 			sig = a.stopped_by ? a.stopped_by : supervise(&a, &stops);
 			finish(&a, sig);
-		} else if (host_tuner_leave(&a.host)) {
-			msg("the knobs could not all be restored: see `ksm-run --status`");
+		} else {
+			run_leave_tuning(&a.host, NULL);
 		}
 	}
 	if (a.stopped_by)

@@ -37,7 +37,7 @@
 #include "eval/fingerprint_take.h"
 #include "eval/present.h"
 #include "eval/regionclass.h"
-#include "eval/targets.h"
+#include "common/targets.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
 #include "maps.h"

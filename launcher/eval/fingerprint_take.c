@@ -24,7 +24,7 @@
 #include "eval/fingerprint.h"
 #include "eval/fingerprint_key.h"
 #include "eval/fingerprint_take.h"
-#include "eval/targets.h"
+#include "common/targets.h"
 #include "host/groups.h"
 #include "readfile.h"
 

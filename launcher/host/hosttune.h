@@ -52,9 +52,10 @@ struct host_tuner {
 	pid_t tuner_pid;                /* who tuned at the last tick; 0 nobody */
 	bool tuner_daemon;              /* a daemon is registered: it is the tuner */
 	unsigned long decisions;        /* the policy's changes while this instance tuned */
-	/* --attach: the processes attached to that the shared state does not
-	 * hold (--keep-knobs, or a state that could not be written), counted
-	 * when this instance tunes; the others come through the state. */
+	/* Processes followed besides a command's tree (attached ones) that the
+	 * shared state does not hold (--keep-knobs, or a state that could not be
+	 * written), counted when this instance tunes; the rest come through the
+	 * state. */
 	const pid_t *targets;
 	int ntargets;
 };

@@ -28,13 +28,13 @@
 #include "run/child.h"
 #include "run/duration.h"
 #include "run/elf.h"
-#include "run/follow.h"
-#include "run/jointune.h"
+#include "follow/follow.h"
+#include "follow/jointune.h"
 #include "run/preload.h"
-#include "run/report.h"
+#include "follow/report.h"
 #include "run/run.h"
-#include "run/survivors.h"
-#include "run/tree.h"
+#include "follow/survivors.h"
+#include "follow/tree.h"
 
 struct run {
 	const struct opts *o;
@@ -240,21 +240,23 @@ static void finish(struct run *r)
 	struct knob_set in_force;
 	char tuning[1024];
 
-	knobs_read_all(&in_force);
 	if (r->o->end_survivors)
 		survivors_end(&r->s, r->c.pid);
-	if (host_tuner_leave(&r->host))
-		msg("the knobs could not all be restored: see `ksm-run --status`");
+	run_leave_tuning(&r->host, &in_force);
 	if (!r->c.exec_errno && !r->o->quiet) {
 		struct report_opts ro = {
-			.json = r->o->json, .file = r->o->report_file, .argv = r->cmd,
+			.json = r->o->json, .file = r->o->report_file,
 			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
 			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
 			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
 			.left_over = r->host.left_over_at_start,
 			.all_processes = r->o->report_all,
 		};
-		report_write(&ro, &r->s, &r->c);
+		struct report_subject j = {
+			.argv = r->cmd, .root = r->c.pid, .start = r->c.start, .end = r->c.end,
+			.wait_status = r->c.status, .exit_status = child_exit_status(&r->c),
+		};
+		report_write(&ro, &r->s, &j);
 	}
 	channel_close(&r->channel);
 }
@@ -262,6 +264,7 @@ static void finish(struct run *r)
 int run_command(const struct opts *o, char **cmd)
 {
 	static struct run r;
+	struct tuning_request tq;
 	int err;
 
 	r.o = o;
@@ -272,7 +275,8 @@ int run_command(const struct opts *o, char **cmd)
 	/* From here on, the forwarded signals wait until the knobs are restored. */
 	if ((err = child_prepare_signals()))
 		die_errno(-err, "cannot block signals");
-	run_join_tuning(&r.host, o, plain_name_of(r.cmd[0]));
+	tq = opts_tuning(o);
+	run_join_tuning(&r.host, &tq, plain_name_of(r.cmd[0]));
 	open_report_channel(&r);
 	export_settings(&r);
 	if (start_command(&r))

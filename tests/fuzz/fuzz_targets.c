@@ -1,5 +1,5 @@
 /*
- * fuzz_targets.c - --estimate's TARGET (launcher/eval/targets.c):
+ * fuzz_targets.c - --estimate's TARGET (launcher/common/targets.c):
  * targets_resolve against the grammar of targets.h written out below
  * (comma-separated items: a PID 1..4194304, "all", "cgroup:PATH"): the
  * PIDs come out sorted, without repeats, exactly those given; a malformed
@@ -20,7 +20,7 @@
  */
 #include <ctype.h>
 
-#include "eval/targets.h"
+#include "common/targets.h"
 #include "fuzz.h"
 
 /* A PID as targets.c takes one: digits only, 1..4194304. */

@@ -11,7 +11,7 @@
 
 #include "eval/contents.h"
 #include "eval/regionclass.h"
-#include "eval/targets.h"
+#include "common/targets.h"
 #include "maps.h"
 #include "selector.h"
 #include "unit.h"

@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "run/tree.h"
+#include "follow/tree.h"
 
 /* The text lines (none when the whole tree is in one unknown group). */
 void tree_groups_text(FILE *f, const struct sampler *s, long long page);

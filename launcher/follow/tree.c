@@ -23,8 +23,8 @@
 #include "host/groups.h"
 #include "kernel_abi.h"
 #include "ksmstat.h"
-#include "run/frames.h"
-#include "run/tree.h"
+#include "follow/frames.h"
+#include "follow/tree.h"
 
 /* Checking the maps is costly; a library that loads does so at exec. */
 #define MAPS_CHECKS 3

@@ -11,7 +11,7 @@
 #include "common/human.h"
 #include "common/jsonw.h"
 #include "common/text.h"
-#include "run/treegroups.h"
+#include "follow/treegroups.h"
 
 /* Up to MAX distinct groups of the tree into G; returns how many. */
 #define REPORT_GROUPS 32

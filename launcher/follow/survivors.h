@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "run/tree.h"
+#include "follow/tree.h"
 
 /* P was alive at the last sample, is not MAIN, and still runs (not a zombie). */
 bool survivor(const struct proc_info *p, pid_t main);

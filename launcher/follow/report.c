@@ -19,11 +19,10 @@
 #include "common/text.h"
 #include "eval/profile.h"
 #include "host/knobs.h"
-#include "run/child.h"
-#include "run/report.h"
-#include "run/survivors.h"
-#include "run/treegroups.h"
-#include "run/tree.h"
+#include "follow/report.h"
+#include "follow/survivors.h"
+#include "follow/treegroups.h"
+#include "follow/tree.h"
 
 static const char *sig_name(int sig)
 {
@@ -103,18 +102,18 @@ static pid_t shown_ppid(const struct proc_info *p)
 }
 
 static void compute(struct figures *fg, const struct report_opts *o, const struct sampler *s,
-		    const struct child *c)
+		    const struct report_subject *j)
 {
 	memset(fg, 0, sizeof *fg);
 	fg->page = sysconf(_SC_PAGESIZE);
-	fg->runtime = c->end - c->start;
+	fg->runtime = j->end - j->start;
 	for (int i = 0; i < s->nprocs; i++) {
 		fg->nprocs++;
 		fg->tree_peak += s->procs[i].peak_merging;
 		fg->tree_profit += s->procs[i].profit;
 		if (s->procs[i].peak_profit != LLONG_MIN)
 			fg->tree_peak_profit += s->procs[i].peak_profit;
-		if (s->procs[i].pid == c->pid)
+		if (j->root && s->procs[i].pid == j->root)
 			fg->main = &s->procs[i];
 		if (s->procs[i].kept_user >= 0) {
 			fg->kept_user += s->procs[i].kept_user;
@@ -131,7 +130,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 			fg->listed++;
 		if (s->procs[i].peak_merging * fg->page >= FOLD_BELOW_BYTES)
 			fg->merged++;
-		if (!o->attached && survivor(&s->procs[i], c->pid))
+		if (j->root && survivor(&s->procs[i], j->root))
 			fg->survivors++;
 		fg->ended += s->procs[i].ended_by != 0;
 		fg->killed += s->procs[i].ended_by == SIGKILL;
@@ -152,29 +151,29 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "none";
 	else
 		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded ? "unknown" : "none";
-	if (o->attached)
-		fg->covered_by = "attach";
+	if (j->followed)
+		fg->covered_by = "attach";      /* enabled from outside: no command to judge */
 }
 
-static void json_exit(struct jsonw *w, const struct report_opts *o, const struct child *c)
+static void json_exit(struct jsonw *w, const struct report_subject *j)
 {
 	jw_object(w, "exit");
-	if (o->attached) {
+	if (j->followed) {
 		jw_string(w, "how", "attached");
-		jw_string(w, "ended", o->attach_end);
-		jw_string(w, "targets", o->attached);
-	} else if (WIFSIGNALED(c->status)) {
+		jw_string(w, "ended", j->ended);
+		jw_string(w, "targets", j->followed);
+	} else if (WIFSIGNALED(j->wait_status)) {
 		jw_string(w, "how", "signaled");
 		jw_null(w, "code");
-		jw_ll(w, "signal", WTERMSIG(c->status));
-		jw_string(w, "signal_name", sig_name(WTERMSIG(c->status)));
+		jw_ll(w, "signal", WTERMSIG(j->wait_status));
+		jw_string(w, "signal_name", sig_name(WTERMSIG(j->wait_status)));
 	} else {
 		jw_string(w, "how", "exited");
-		jw_ll(w, "code", WEXITSTATUS(c->status));
+		jw_ll(w, "code", WEXITSTATUS(j->wait_status));
 		jw_null(w, "signal");
 		jw_null(w, "signal_name");
 	}
-	jw_ll(w, "status", o->attached ? 0 : child_exit_status(c));
+	jw_ll(w, "status", j->exit_status);
 	jw_end(w);
 }
 
@@ -242,18 +241,18 @@ static void json_processes(struct jsonw *w, const struct sampler *s)
 }
 
 static void write_json(FILE *f, const struct report_opts *o, const struct sampler *s,
-		       const struct child *c, const struct figures *fg)
+		       const struct report_subject *j, const struct figures *fg)
 {
 	struct jsonw w;
 
 	jw_start(&w, f);
 	jw_object(&w, NULL);
 	jw_array(&w, "command");
-	for (char **a = o->argv; *a; a++)
+	for (char **a = j->argv; *a; a++)
 		jw_string(&w, NULL, *a);
 	jw_end(&w);
-	jw_ll(&w, "pid", c->pid);
-	json_exit(&w, o, c);
+	jw_ll(&w, "pid", j->root);
+	json_exit(&w, j);
 	jw_fixed(&w, "runtime_s", fg->runtime, 3, false);
 	jw_object(&w, "coverage");
 	jw_bool(&w, "library_loaded", fg->lib_loaded);
@@ -272,7 +271,7 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	json_system(&w, s, fg);
 	jw_array(&w, "survivors");
 	for (int i = 0; i < s->nprocs; i++)
-		if (survivor(&s->procs[i], c->pid))
+		if (j->root && survivor(&s->procs[i], j->root))
 			jw_ll(&w, NULL, s->procs[i].pid);
 	jw_end(&w);
 	jw_ll(&w, "ended_survivors", fg->ended);
@@ -357,14 +356,14 @@ static void write_tree(FILE *f, const struct report_opts *o, const struct sample
 }
 
 /* Processes of the tree still running when the command ended: ksm-run leaves them be. */
-static void write_survivors(FILE *f, const struct sampler *s, const struct child *c, const struct figures *fg)
+static void write_survivors(FILE *f, const struct sampler *s, const struct report_subject *j, const struct figures *fg)
 {
 	int shown = 0;
 
 	fprintf(f, "  WARNING: %d process%s of the command's tree still running (ksm-run does not wait for "
 		"them; KSM stays on for them):", fg->survivors, fg->survivors == 1 ? "" : "es");
 	for (int i = 0; i < s->nprocs && shown < 10; i++)
-		if (survivor(&s->procs[i], c->pid)) {
+		if (survivor(&s->procs[i], j->root)) {
 			fprintf(f, " %d (%s)", (int)s->procs[i].pid, printable(s->procs[i].comm));
 			shown++;
 		}
@@ -413,18 +412,18 @@ static void write_system(FILE *f, const struct sampler *s, const struct figures 
 }
 
 static void write_text(FILE *f, const struct report_opts *o, const struct sampler *s,
-		       const struct child *c, const struct figures *fg)
+		       const struct report_subject *j, const struct figures *fg)
 {
 	fputs("ksm-run: report\n  command:  ", f);
-	for (char **a = o->argv; *a; a++)
-		fprintf(f, "%s%s", a == o->argv ? "" : " ", printable(*a));
-	if (o->attached)
-		fprintf(f, "\n  attached: %s\n  ended:    after %.2f s: %s\n", printable(o->attached),
-			fg->runtime, o->attach_end);
-	else if (WIFSIGNALED(c->status))
-		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(c->status)), fg->runtime);
+	for (char **a = j->argv; *a; a++)
+		fprintf(f, "%s%s", a == j->argv ? "" : " ", printable(*a));
+	if (j->followed)
+		fprintf(f, "\n  attached: %s\n  ended:    after %.2f s: %s\n", printable(j->followed),
+			fg->runtime, j->ended);
+	else if (WIFSIGNALED(j->wait_status))
+		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(j->wait_status)), fg->runtime);
 	else
-		fprintf(f, "\n  ended:    exit status %d after %.2f s\n", WEXITSTATUS(c->status), fg->runtime);
+		fprintf(f, "\n  ended:    exit status %d after %.2f s\n", WEXITSTATUS(j->wait_status), fg->runtime);
 	fprintf(f, "  enabled:  %s\n",
 		!strcmp(fg->covered_by, "attach") ? "by ksm-run --attach, from outside (see the lines above)" :
 		!strcmp(fg->covered_by, "library") ? "by libksmenable in the command" :
@@ -441,7 +440,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 			"sent TERM%s\n", fg->ended, fg->ended == 1 ? "" : "es",
 			fg->killed ? ", then KILL to those left after 5 s" : "; all ended");
 	if (fg->survivors)
-		write_survivors(f, s, c, fg);
+		write_survivors(f, s, j, fg);
 	if (fg->kept_reporting)
 		fprintf(f, "  kept out of KSM (from %d process%s' exit lines): %s by the user's lists, %s by the "
 			"program's own MADV_UNMERGEABLE, %s secret-like\n", fg->kept_reporting,
@@ -461,7 +460,7 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 		profile_print(f, o->profile);
 }
 
-int report_write(const struct report_opts *o, const struct sampler *s, const struct child *c)
+int report_write(const struct report_opts *o, const struct sampler *s, const struct report_subject *j)
 {
 	struct figures fg;
 	char *text = NULL;
@@ -471,7 +470,7 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 
 	if (!mem)
 		return -errno;
-	compute(&fg, o, s, c);
+	compute(&fg, o, s, j);
 	if (fg.survivors && (o->json || o->file))
 		msg("%d process%s of the command's tree %s still running after it ended (the report's survivors)",
 		    fg.survivors, fg.survivors == 1 ? "" : "es", fg.survivors == 1 ? "is" : "are");
@@ -483,9 +482,9 @@ int report_write(const struct report_opts *o, const struct sampler *s, const str
 	if (o->json && !o->file)
 		fputc('\n', mem);
 	if (o->json)
-		write_json(mem, o, s, c, &fg);
+		write_json(mem, o, s, j, &fg);
 	else
-		write_text(mem, o, s, c, &fg);
+		write_text(mem, o, s, j, &fg);
 	fclose(mem);
 	if (o->file) {
 		int err = file_append(o->file, text, len, 0644);

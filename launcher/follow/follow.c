@@ -1,7 +1,7 @@
 /* follow.c - one step of following a command's tree or attached targets. */
 #include "common/files.h"
-#include "run/follow.h"
-#include "run/runmetrics.h"
+#include "follow/follow.h"
+#include "follow/runmetrics.h"
 
 double follow_tick(struct follow *f, bool *sampled)
 {

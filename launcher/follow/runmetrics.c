@@ -6,7 +6,7 @@
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "ksmstat.h"
-#include "run/runmetrics.h"
+#include "follow/runmetrics.h"
 
 /* The sampler keeps peaks and last values of processes that may be gone: the gauges are read now. */
 static int add_now(pid_t pid, pid_t ppid, void *arg)

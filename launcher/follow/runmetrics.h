@@ -11,7 +11,7 @@
 
 #include "host/hosttune.h"
 #include "host/metrics.h"
-#include "run/tree.h"
+#include "follow/tree.h"
 
 struct run_metrics {
 	const char *path;               /* --metrics-file; NULL: none */

@@ -8,7 +8,7 @@
 #include "host/election.h"
 #include "host/knobs.h"
 #include "host/tune.h"
-#include "run/jointune.h"
+#include "follow/jointune.h"
 
 /*
  * The knobs: the user's, the default tuning's and run=1, written only where
@@ -16,7 +16,7 @@
  * and no tuning.  Otherwise this run joins the machine's tuning (the saved
  * values, the one tuner: election.h), or with --keep-knobs tunes alone.
  */
-void run_join_tuning(struct host_tuner *h, const struct opts *o, const char *name)
+void run_join_tuning(struct host_tuner *h, const struct tuning_request *o, const char *name)
 {
 	struct knob_set all, todo = { 0 };
 	char val[KNOB_VALUE_MAX];
@@ -27,7 +27,7 @@ void run_join_tuning(struct host_tuner *h, const struct opts *o, const char *nam
 	h->no_tune = o->no_tune;
 	h->take_over = o->take_over;
 	snprintf(h->m.name, sizeof h->m.name, "%.31s", name);
-	host_tuner_plan(h, &o->knobs, now_s(), &all);
+	host_tuner_plan(h, o->knobs, now_s(), &all);
 	for (int i = 0; i < all.n; i++)
 		if (knob_read(all.k[i].name, val, sizeof val) || strcmp(val, all.k[i].value))
 			knob_put(&todo, all.k[i].name, all.k[i].value);
@@ -51,3 +51,10 @@ void run_join_tuning(struct host_tuner *h, const struct opts *o, const char *nam
 		die("--strict: the knobs could not all be set; nothing was run");
 }
 
+void run_leave_tuning(struct host_tuner *h, struct knob_set *in_force)
+{
+	if (in_force)
+		knobs_read_all(in_force);
+	if (host_tuner_leave(h))
+		msg("the knobs could not all be restored: see `ksm-run --status`");
+}

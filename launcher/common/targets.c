@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "eval/targets.h"
+#include "common/targets.h"
 
 static int pid_list_add(struct pid_list *l, pid_t pid)
 {

@@ -53,8 +53,8 @@ struct sampler {
 	double frames_t;               /* when the last pass ran */
 	long long frames_merging;      /* the tree's merged pages then */
 	long long candidate_peak;      /* the tree's candidate memory, pages (candidate.c) */
-	pid_t root;
-	/* --attach: processes followed with their trees, though not ROOT's descendants. */
+	pid_t root;                     /* followed with its descendants; 0: none */
+	/* Other processes followed with their trees (those ksm-run attached to). */
 	const pid_t *targets;
 	int ntargets;
 	/* pid -> index into procs: open addressing, a power of two. */

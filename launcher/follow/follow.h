@@ -8,8 +8,8 @@
 #include <stdbool.h>
 
 #include "host/hosttune.h"
-#include "run/runmetrics.h"
-#include "run/tree.h"
+#include "follow/runmetrics.h"
+#include "follow/tree.h"
 
 struct follow {
 	struct sampler *s;

@@ -30,7 +30,7 @@
 #include "eval/present.h"
 #include "kernel_abi.h"
 #include "maps.h"
-#include "run/frames.h"
+#include "follow/frames.h"
 
 #define WALK_WITHOUT_SCAN_MAX (64ULL << 30)
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "common/procfs.h"
-#include "run/survivors.h"
+#include "follow/survivors.h"
 
 #define KILL_AFTER_MS 5000
 
