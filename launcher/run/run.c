@@ -181,10 +181,14 @@ static int start_command(struct run *r)
 	return 0;
 }
 
-/* The command's process tree, as the sampler knows it, for --profile. */
+/*
+ * The command's process tree, as the sampler knows it (MAX_TRACKED at
+ * most), for --profile.  The command runs: no allocation may end ksm-run,
+ * so the array is the sampler's size, made once.
+ */
 static void profile_tree(struct run *r)
 {
-	pid_t pids[4096];
+	static pid_t pids[MAX_TRACKED];
 	size_t n = 0;
 
 	for (int i = 0; i < r->s.nprocs && n < sizeof pids / sizeof pids[0]; i++)
