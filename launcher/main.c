@@ -49,7 +49,11 @@ int main(int argc, char **argv)
 			.take_over = o.take_over, .knobs = &o.knobs, .metrics_file = o.metrics_file });
 	case ACT_ATTACH:
 	case ACT_DETACH:
-		return attach_main(&o);
+		return attach_main(&(struct attach_opts){
+			.detach = o.action == ACT_DETACH, .target = o.attach, .no_wait = o.no_wait,
+			.json = o.json, .quiet = o.quiet, .report_all = o.report_all,
+			.report_file = o.report_file, .metrics_file = o.metrics_file, .interval = o.interval,
+			.stop_budget = o.stop_budget, .lib = &o.lib, .tuning = opts_tuning(&o) });
 	case ACT_RUN:
 	case ACT_PROFILE:
 		break;

@@ -46,7 +46,7 @@
 #include "selection.h"
 
 struct attach_run {
-	const struct opts *o;
+	const struct attach_opts *o;
 	struct pid_list targets;
 	struct target_result *res;
 	pid_t *handled;                 /* the targets enabled or already so */
@@ -160,11 +160,11 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 	jw_finish(&w);
 }
 
-static void make_plan(const struct opts *o, struct target_plan *p, struct selection *sel)
+static void make_plan(const struct attach_opts *o, struct target_plan *p, struct selection *sel)
 {
-	p->disable = o->action == ACT_DETACH;
-	p->process_wide = config_coverage(&o->lib) == COVER_PROCESS;
-	selection_of_config(sel, &o->lib);
+	p->disable = o->detach;
+	p->process_wide = config_coverage(o->lib) == COVER_PROCESS;
+	selection_of_config(sel, o->lib);
 	p->sel = sel;
 	p->stop_budget_s = o->stop_budget;
 }
@@ -318,8 +318,8 @@ static void finish(struct attach_run *a, int sig)
 	run_leave_tuning(&a->host, &in_force);
 	if (a->o->quiet)
 		return;
-	spec = xmalloc(strlen(a->o->attach) + 16);
-	sprintf(spec, "--attach=%s", a->o->attach);
+	spec = xmalloc(strlen(a->o->target) + 16);
+	sprintf(spec, "--attach=%s", a->o->target);
 	if (sig)
 		snprintf(end, sizeof end, "ksm-run got %s: the targets go on, KSM still on in them",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -338,7 +338,7 @@ static void finish(struct attach_run *a, int sig)
 	free(spec);
 }
 
-int attach_main(const struct opts *o)
+int attach_main(const struct attach_opts *o)
 {
 	static struct attach_run a;
 	struct target_plan plan;
@@ -350,8 +350,8 @@ int attach_main(const struct opts *o)
 
 	a.o = o;
 	make_plan(o, &plan, &sel);
-	if (targets_resolve(o->attach, &a.targets, why, sizeof why))
-		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->attach, why);
+	if (targets_resolve(o->target, &a.targets, why, sizeof why))
+		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->target, why);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	plan.stops = &stops;
@@ -359,18 +359,15 @@ int attach_main(const struct opts *o)
 	bool follow = !plan.disable && !o->no_wait;
 
 	/* --no-wait starts no ksmd: with it stopped nothing would merge. */
-	ksmd_stopped = !plan.disable && o->no_wait && handover_ksmd_stopped(o->strict, run);
-	if (follow) {
-		struct tuning_request tq = opts_tuning(o);
-
-		run_join_tuning(&a.host, &tq, "attach");
-	}
+	ksmd_stopped = !plan.disable && o->no_wait && handover_ksmd_stopped(o->tuning.strict, run);
+	if (follow)
+		run_join_tuning(&a.host, &o->tuning, "attach");
 	a.t0 = now_s();
 	if (follow)
 		sample_init(&a.s, getpid(), NULL, NULL, NULL);
 	handle_targets(&a, &plan);
 	/* Their memory reaches the machine's tuner as a new command's does. */
-	if (!plan.disable && !o->keep)
+	if (!plan.disable && !o->tuning.keep)
 		registered = handover_targets(a.res, (int)a.targets.n, o->no_wait, ksmd_stopped ? run : NULL);
 	else if (plan.disable)
 		handover_drop_targets(a.res, (int)a.targets.n);

@@ -7,9 +7,25 @@
 #ifndef KSMRUN_ATTACH_H
 #define KSMRUN_ATTACH_H
 
-#include "options.h"
+#include <stdbool.h>
+
+#include "config.h"
+#include "follow/jointune.h"
+
+/* What --attach and --detach take of the command line (main.c fills it). */
+struct attach_opts {
+	bool detach;                    /* --detach, else --attach */
+	const char *target;             /* their TARGET */
+	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
+	bool json, quiet, report_all;
+	const char *report_file, *metrics_file;
+	double interval;                /* between samples while the targets are followed */
+	double stop_budget;             /* --stop-budget, seconds; 0 the default */
+	const struct config *lib;       /* --mode, --allow, --deny, --min-size as options.c parsed them */
+	struct tuning_request tuning;   /* the knobs, --keep-knobs, --strict... */
+};
 
 /* 0 when every target was handled, 1 when some were refused (125 before: options.c). */
-int attach_main(const struct opts *o);
+int attach_main(const struct attach_opts *o);
 
 #endif
