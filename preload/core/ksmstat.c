@@ -1,4 +1,5 @@
 /* ksmstat.c - /proc/PID/ksm_stat, parsed by field name. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,32 @@ int ksm_stat_next(char **cursor, const char **name, const char **value)
 	return 0;
 }
 
+/*
+ * A field's value as the kernel writes it: a decimal number, '-' allowed
+ * first (ksm_process_profit can be negative), nothing else; -1 otherwise,
+ * as for a field the kernel lacks, rather than a number read from a prefix.
+ */
+static long long stat_number(const char *s)
+{
+	const char *p = s + (*s == '-');
+	long long v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (LLONG_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return *p ? -1 : *s == '-' ? -v : v;
+}
+
+/* "yes" 1, "no" 0, anything else -1. */
+static int stat_yes_no(const char *s)
+{
+	return !strcmp(s, "yes") ? 1 : !strcmp(s, "no") ? 0 : -1;
+}
+
 int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 {
 	char text[1024], *cursor = text;
@@ -42,20 +69,18 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 	if (ksm_stat_read(path, text, sizeof text))
 		return -1;
 	while (ksm_stat_next(&cursor, &name, &value)) {
-		long long v = strtoll(value, NULL, 10);
-		int yes = !strcmp(value, "yes");
 		if (!strcmp(name, "ksm_rmap_items"))
-			st->rmap_items = v;
+			st->rmap_items = stat_number(value);
 		else if (!strcmp(name, "ksm_merging_pages"))
-			st->merging_pages = v;
+			st->merging_pages = stat_number(value);
 		else if (!strcmp(name, "ksm_zero_pages"))
-			st->zero_pages = v;
+			st->zero_pages = stat_number(value);
 		else if (!strcmp(name, "ksm_process_profit"))
-			st->process_profit = v;
+			st->process_profit = stat_number(value);
 		else if (!strcmp(name, "ksm_merge_any"))
-			st->merge_any = yes;
+			st->merge_any = stat_yes_no(value);
 		else if (!strcmp(name, "ksm_mergeable"))
-			st->mergeable = yes;
+			st->mergeable = stat_yes_no(value);
 	}
 	return 0;
 }

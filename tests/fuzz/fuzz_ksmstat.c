@@ -10,30 +10,55 @@
  *
  * Input: a byte for the reads (fuzz_read_start), the text of a ksm_stat file.
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "fuzz.h"
 #include "fuzz_read.h"
 #include "ksmstat.h"
 
-/* The fields of the reference walk, as ksm_stat_parse names them. */
+/*
+ * The format's fields, by name, and what each holds: a number (the kernel
+ * writes [-]DIGITS) or yes/no.  The reference's own reading of a value,
+ * written from that format and not from ksmstat.c: anything else is
+ * unknown, -1, as a field the kernel lacks.
+ */
+static const struct {
+	const char *name;
+	bool yes_no;
+	size_t offset;
+} fields[] = {
+	{ "ksm_rmap_items", false, offsetof(struct ksmenable_stat, rmap_items) },
+	{ "ksm_merging_pages", false, offsetof(struct ksmenable_stat, merging_pages) },
+	{ "ksm_zero_pages", false, offsetof(struct ksmenable_stat, zero_pages) },
+	{ "ksm_process_profit", false, offsetof(struct ksmenable_stat, process_profit) },
+	{ "ksm_merge_any", true, offsetof(struct ksmenable_stat, merge_any) },
+	{ "ksm_mergeable", true, offsetof(struct ksmenable_stat, mergeable) },
+};
+
+static long long format_number(const char *v)
+{
+	const char *digits = v + (v[0] == '-');
+	long long n;
+
+	if (!*digits || strspn(digits, "0123456789") != strlen(digits))
+		return -1;
+	errno = 0;
+	n = strtoll(v, NULL, 10);
+	return errno == ERANGE ? -1 : n;
+}
+
 static void note(struct ksmenable_stat *st, const char *name, const char *value)
 {
-	long long v = strtoll(value, NULL, 10);
-	int yes = !strcmp(value, "yes");
-
-	if (!strcmp(name, "ksm_rmap_items"))
-		st->rmap_items = v;
-	else if (!strcmp(name, "ksm_merging_pages"))
-		st->merging_pages = v;
-	else if (!strcmp(name, "ksm_zero_pages"))
-		st->zero_pages = v;
-	else if (!strcmp(name, "ksm_process_profit"))
-		st->process_profit = v;
-	else if (!strcmp(name, "ksm_merge_any"))
-		st->merge_any = yes;
-	else if (!strcmp(name, "ksm_mergeable"))
-		st->mergeable = yes;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		if (strcmp(name, fields[i].name))
+			continue;
+		if (fields[i].yes_no)
+			*(int *)((char *)st + fields[i].offset) = !strcmp(value, "yes") ? 1 : !strcmp(value, "no") ? 0 : -1;
+		else
+			*(long long *)((char *)st + fields[i].offset) = format_number(value);
+	}
 }
 
 /*

@@ -87,7 +87,12 @@ static int cheap(const char *pattern, size_t len)
 	return 1;
 }
 
-/* Does item S choose R, by the rules of selector.h?  -1: not asked (too slow). */
+/*
+ * Does item S choose R, by the rules of SELECTORS in libksmenable(7)?  -1:
+ * not asked (too slow).  Written from the man page's words, not from
+ * selector.c: secret-like is spelled out from the VmFlags (wf, or dd with
+ * lo) rather than asked of region_is_secret, and a glob is fnmatch(3)'s.
+ */
 static int expected_choice(const struct item *s, const struct region *r, const char *name_z)
 {
 	switch (s->kind) {

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "ksmstat.h"
 #include "maps.h"
 #include "nearest.h"
 #include "selection.h"
@@ -335,6 +337,29 @@ static void test_nearest(void)
 	CHECK(name_is_near(1, 4) && name_is_near(3, 14) && !name_is_near(4, 14) && !name_is_near(2, 2));
 }
 
-UNIT_MAIN(UNIT_TEST(test_smaps_text), UNIT_TEST(test_streaming_agrees), UNIT_TEST(test_live_maps),
+/* ksm_stat as 6.18 writes it, and values no kernel writes: unknown (-1), not a prefix read. */
+static void test_ksm_stat(void)
+{
+	static const char good[] = "ksm_rmap_items 4096\nksm_zero_pages 0\nksm_merging_pages 3072\n"
+				   "ksm_process_profit -128\nksm_merge_any: yes\nksm_mergeable: no\n";
+	static const char odd[] = "ksm_rmap_items 12abc\nksm_merging_pages +5\nksm_zero_pages  7\n"
+				  "ksm_process_profit 99999999999999999999\nksm_merge_any: maybe\nksm_mergeable: YES\n";
+	char path[] = "/tmp/ksmstat-unit.XXXXXX";
+	struct ksmenable_stat st;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0 && write(fd, good, sizeof good - 1) == (ssize_t)(sizeof good - 1));
+	CHECK(ksm_stat_parse(path, &st) == 0);
+	CHECK(st.rmap_items == 4096 && st.zero_pages == 0 && st.merging_pages == 3072);
+	CHECK(st.process_profit == -128 && st.merge_any == 1 && st.mergeable == 0);
+	CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, odd, sizeof odd - 1, 0) == (ssize_t)(sizeof odd - 1));
+	CHECK(ksm_stat_parse(path, &st) == 0);
+	CHECK(st.rmap_items == -1 && st.merging_pages == -1 && st.zero_pages == 7);
+	CHECK(st.process_profit == -1 && st.merge_any == -1 && st.mergeable == -1);
+	close(fd);
+	unlink(path);
+}
+
+UNIT_MAIN(UNIT_TEST(test_smaps_text), UNIT_TEST(test_ksm_stat), UNIT_TEST(test_streaming_agrees), UNIT_TEST(test_live_maps),
 	  UNIT_TEST(test_selection), UNIT_TEST(test_selector_errors), UNIT_TEST(test_config),
 	  UNIT_TEST(test_numbers), UNIT_TEST(test_nearest))
