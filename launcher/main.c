@@ -17,6 +17,16 @@
 #include "options.h"
 #include "run/run.h"
 
+/* The library's settings the options give (seven at most), for a command's run. */
+static struct lib_setting settings[16];
+static int nsettings;
+
+static void collect_setting(const char *var, const char *value)
+{
+	if (nsettings < (int)(sizeof settings / sizeof settings[0]))
+		settings[nsettings++] = (struct lib_setting){ var, value };
+}
+
 int main(int argc, char **argv)
 {
 	static struct opts o;
@@ -58,5 +68,11 @@ int main(int argc, char **argv)
 	case ACT_PROFILE:
 		break;
 	}
-	return run_command(&o, cmd);
+	options_library_settings(&o, collect_setting);
+	return run_command(&(struct run_opts){
+		.profile = o.action == ACT_PROFILE, .threshold = o.threshold, .duration = o.duration,
+		.interval = o.interval, .json = o.json, .quiet = o.quiet, .report_all = o.report_all,
+		.end_survivors = o.end_survivors, .no_preload = o.no_preload, .preload = o.preload,
+		.report_file = o.report_file, .metrics_file = o.metrics_file, .lib = &o.lib,
+		.settings = settings, .nsettings = nsettings, .tuning = opts_tuning(&o) }, cmd);
 }

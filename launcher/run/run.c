@@ -37,7 +37,7 @@
 #include "follow/tree.h"
 
 struct run {
-	const struct opts *o;
+	const struct run_opts *o;
 	char **cmd;
 	char lib[PATH_MAX];
 	bool have_lib;
@@ -52,7 +52,7 @@ struct run {
 };
 
 /* --report-file must be writable before anything runs. */
-static void check_report_file(const struct opts *o)
+static void check_report_file(const struct run_opts *o)
 {
 	int r;
 
@@ -64,7 +64,7 @@ static void check_report_file(const struct opts *o)
 
 static void find_library(struct run *r)
 {
-	const struct opts *o = r->o;
+	const struct run_opts *o = r->o;
 
 	if (o->no_preload)
 		return;
@@ -73,7 +73,7 @@ static void find_library(struct run *r)
 		return;
 	if (o->preload)
 		exit(EXIT_OWN);          /* preload_find said why */
-	if (o->strict || config_coverage(&o->lib) == COVER_SELECTION)
+	if (o->tuning.strict || config_coverage(o->lib) == COVER_SELECTION)
 		die("libksmenable.so not found next to ksm-run, in ../lib or in %s (use --preload=PATH)",
 		    KSMENABLE_LIBDIR);
 	msg("libksmenable.so not found; only the prctl before exec enables KSM");
@@ -87,7 +87,7 @@ static void find_library(struct run *r)
  */
 static void decide_coverage(struct run *r)
 {
-	switch (config_coverage(&r->o->lib)) {
+	switch (config_coverage(r->o->lib)) {
 	case COVER_NOTHING:
 		r->prctl_pre_exec = false;
 		return;
@@ -98,7 +98,7 @@ static void decide_coverage(struct run *r)
 		r->prctl_pre_exec = false;
 		if (exec_kind_of(r->cmd[0]) != EXEC_STATIC)
 			return;
-		if (r->o->strict)
+		if (r->o->tuning.strict)
 			die("--strict: '%s' is a static binary, which cannot be covered selectively "
 			    "(the library cannot load in it); nothing was run", r->cmd[0]);
 		msg("'%s' is a static binary: the library cannot load in it, and a static binary "
@@ -141,13 +141,14 @@ static void setenv_opt(const char *name, const char *value)
 /* The settings go to the library in the command as KSM_ENABLE_*. */
 static void export_settings(struct run *r)
 {
-	const struct opts *o = r->o;
+	const struct run_opts *o = r->o;
 
 	if (r->report_path) {
 		setenv_opt("KSM_ENABLE_REPORT", r->report_path);
 		setenv_opt("KSM_ENABLE_REPORT_TOKEN", r->channel.token);
 	}
-	options_library_settings(o, setenv_opt);
+	for (int i = 0; i < o->nsettings; i++)
+		setenv_opt(o->settings[i].var, o->settings[i].value);
 	if (r->have_lib && preload_setenv(r->lib))
 		msg("cannot set LD_PRELOAD; only the prctl before exec enables KSM");
 }
@@ -201,7 +202,7 @@ static void end_of_duration(struct run *r, bool sampled)
 {
 	if (duration_term_due(&r->dur) && !sampled) {
 		sample_tick(&r->s);
-		if (r->o->action == ACT_PROFILE)
+		if (r->o->profile)
 			profile_tree(r);
 	}
 	/* The report on stderr is JSON alone: the exit status says it (124). */
@@ -219,12 +220,12 @@ static void supervise(struct run *r)
 	int wait_ms = 100;	/* an early first sample catches short commands */
 	bool sampled;
 
-	if (r->o->action == ACT_PROFILE)
+	if (r->o->profile)
 		profile_init(&r->prof, r->o->threshold);
 	duration_start(&r->dur, r->o->duration, r->c.start);
 	while (!child_wait(&r->c, duration_wait_ms(&r->dur, wait_ms))) {
 		wait_ms = (int)(1000 * follow_tick(&f, &sampled));
-		if (sampled && r->o->action == ACT_PROFILE)
+		if (sampled && r->o->profile)
 			profile_tree(r);
 		end_of_duration(r, sampled);
 	}
@@ -232,7 +233,7 @@ static void supervise(struct run *r)
 		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
 	else
 		sample_tick(&r->s);
-	if (r->o->action == ACT_PROFILE)
+	if (r->o->profile)
 		profile_finish(&r->prof);
 	/* The figures of a command that has ended would read as true: the file goes. */
 	if (r->o->metrics_file)
@@ -252,7 +253,7 @@ static void finish(struct run *r)
 			.json = r->o->json, .file = r->o->report_file,
 			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
 			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
-			.profile = r->o->action == ACT_PROFILE ? &r->prof : NULL,
+			.profile = r->o->profile ? &r->prof : NULL,
 			.left_over = r->host.left_over_at_start,
 			.all_processes = r->o->report_all,
 		};
@@ -265,10 +266,9 @@ static void finish(struct run *r)
 	channel_close(&r->channel);
 }
 
-int run_command(const struct opts *o, char **cmd)
+int run_command(const struct run_opts *o, char **cmd)
 {
 	static struct run r;
-	struct tuning_request tq;
 	int err;
 
 	r.o = o;
@@ -279,8 +279,7 @@ int run_command(const struct opts *o, char **cmd)
 	/* From here on, the forwarded signals wait until the knobs are restored. */
 	if ((err = child_prepare_signals()))
 		die_errno(-err, "cannot block signals");
-	tq = opts_tuning(o);
-	run_join_tuning(&r.host, &tq, plain_name_of(r.cmd[0]));
+	run_join_tuning(&r.host, &o->tuning, plain_name_of(r.cmd[0]));
 	open_report_channel(&r);
 	export_settings(&r);
 	if (start_command(&r))
