@@ -55,24 +55,11 @@ EXPORT int ksmenable_set_process_merge(int on)
 	return library_process_merge(on);
 }
 
-static long long read_number_file(const char *path)
-{
-	char buf[64], *end;
-	long long v;
-
-	if (read_small_file(path, buf, sizeof buf) <= 0)
-		return -1;
-	v = strtoll(buf, &end, 10);
-	return end == buf || (*end && *end != '\n') ? -1 : v;
-}
-
 EXPORT int ksmenable_read_stat(struct ksmenable_stat *st)
 {
 	int have_stat = ksm_stat_parse("/proc/self/ksm_stat", st) == 0;
 
-	/* Kernels 6.0 to 6.1 have only this file. */
-	if (st->merging_pages < 0)
-		st->merging_pages = read_number_file("/proc/self/ksm_merging_pages");
+	/* ksm_stat_parse read ksm_merging_pages beside it where ksm_stat lacks the line. */
 	if (!have_stat && st->merging_pages < 0) {
 		errno = ENOENT;
 		return -1;

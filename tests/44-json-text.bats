@@ -68,3 +68,44 @@ start_odd_process() {
 	local name=${ODD_CGROUP#cgroup:}
 	jq -r '.groups[].cgroup' <<<"$json" | grep -qxF "/${name%$'\xff'}"$'\xef\xbf\xbd'
 }
+
+@test "--status --watch's JSON lines: a merging process and its cgroup, not UTF-8" {
+	start_odd_process
+	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait
+	fast_ksm
+	wait_until 20 merging_at_least "$(wl_pid odd)" 1000
+	local line json
+	# Without a terminal, one JSON line per view.
+	line=$(timeout 5 "$KSM_RUN" --status --watch=0.2 </dev/null | head -n 1)
+	json=$(strict_json <<<"$line")
+	[ "$(jq -r --argjson p "$(wl_pid odd)" '.processes[] | select(.pid == $p) | .comm' <<<"$json")" = "$ODD_COMM_READ" ]
+	jq -e '.groups | length > 0' <<<"$json" >/dev/null
+}
+
+@test "a command's --json report: its arguments and its tree's names and cgroups, not UTF-8" {
+	local report=$BATS_TEST_TMPDIR/report.json json
+	make_cgroup $'run\xff'
+	# The command moves itself into the odd cgroup and takes the odd name.
+	run -0 "$KSM_RUN" --json --report-file="$report" --interval=0.2 -- \
+		sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --name="$3" --dup=8 sleep 2' sh "$CG_DIR" \
+		"$PROGS/attachee" "$ODD_COMM"
+	json=$(strict_json <"$report")
+	[ "$(jq -r '.command[-1]' <<<"$json")" = "$ODD_COMM_READ" ]
+	[ "$(jq -r '.pid as $root | .processes[] | select(.pid == $root) | .comm' <<<"$json")" = "$ODD_COMM_READ" ]
+	jq -r '.cgroups[].cgroup' <<<"$json" | grep -q $'run\xef\xbf\xbd$'
+}
+
+@test "--profile's --json report and --combine --json: strict JSON" {
+	local report=$BATS_TEST_TMPDIR/profile.json fp=$BATS_TEST_TMPDIR/fp
+	run -0 "$KSM_RUN" --profile --json --report-file="$report" --interval=0.2 -- \
+		"$PROGS/attachee" --name="$ODD_COMM" --dup=8 sleep 2
+	strict_json <"$report" | jq -e '.profile.classes | length > 0' >/dev/null
+	start_odd_process
+	mkdir "$fp"
+	run -0 --separate-stderr "$KSM_RUN" --estimate="$(wl_pid odd)" --label=odd --fingerprint="$fp/a.kfp" \
+		--fingerprint-key="$fp/key"
+	run -0 --separate-stderr "$KSM_RUN" --estimate="$(wl_pid odd)" --label=twin --fingerprint="$fp/b.kfp" \
+		--fingerprint-key="$fp/key"
+	run -0 --separate-stderr "$KSM_RUN" --combine --matrix --json "$fp/a.kfp" "$fp/b.kfp"
+	strict_json <<<"$output" | jq -e '.matrix.labels == ["odd", "twin"] and (.pairs | length) == 1' >/dev/null
+}

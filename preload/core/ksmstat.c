@@ -59,6 +59,31 @@ static int stat_yes_no(const char *s)
 	return !strcmp(s, "yes") ? 1 : !strcmp(s, "no") ? 0 : -1;
 }
 
+/*
+ * Since Linux 5.19 a process's merged pages are in a file of their own,
+ * ksm_merging_pages, beside ksm_stat, which came later and gained the
+ * line later still (6.1's ksm_stat has ksm_rmap_items only): read there
+ * when ksm_stat does not say.  -1 when neither does.
+ */
+static long long merging_pages_beside(const char *stat_path)
+{
+	static const char name[] = "ksm_merging_pages";
+	const char *slash = strrchr(stat_path, '/');
+	size_t dir = slash ? (size_t)(slash - stat_path) + 1 : 0;
+	char path[256], text[32];
+	ssize_t n;
+
+	if (dir + sizeof name > sizeof path)
+		return -1;
+	memcpy(path, stat_path, dir);
+	memcpy(path + dir, name, sizeof name);
+	if ((n = read_small_file(path, text, sizeof text)) <= 0)
+		return -1;
+	if (text[n - 1] == '\n')
+		text[n - 1] = '\0';
+	return stat_number(text);
+}
+
 int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 {
 	char text[1024], *cursor = text;
@@ -66,8 +91,10 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 
 	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
 	st->merge_any = st->mergeable = -1;
-	if (ksm_stat_read(path, text, sizeof text))
+	if (ksm_stat_read(path, text, sizeof text)) {
+		st->merging_pages = merging_pages_beside(path);     /* before ksm_stat */
 		return -1;
+	}
 	while (ksm_stat_next(&cursor, &name, &value)) {
 		if (!strcmp(name, "ksm_rmap_items"))
 			st->rmap_items = stat_number(value);
@@ -82,5 +109,7 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 		else if (!strcmp(name, "ksm_mergeable"))
 			st->mergeable = stat_yes_no(value);
 	}
+	if (st->merging_pages < 0)
+		st->merging_pages = merging_pages_beside(path);
 	return 0;
 }

@@ -19,7 +19,9 @@ int ksm_stat_next(char **cursor, const char **name, const char **value);
 /*
  * The known fields of the ksm_stat file PATH, by name, into *ST; fields the
  * kernel lacks are -1 (a real ksm_process_profit is a multiple of 64, never
- * -1).  Returns 0, or -1 when the file cannot be read.
+ * -1).  The merged pages come from the ksm_merging_pages file beside PATH
+ * where ksm_stat has no such line (Linux 6.1), or no ksm_stat is there.
+ * Returns 0, or -1 when the ksm_stat file cannot be read.
  */
 int ksm_stat_parse(const char *path, struct ksmenable_stat *st);
 

@@ -360,6 +360,37 @@ static void test_ksm_stat(void)
 	unlink(path);
 }
 
-UNIT_MAIN(UNIT_TEST(test_smaps_text), UNIT_TEST(test_ksm_stat), UNIT_TEST(test_streaming_agrees), UNIT_TEST(test_live_maps),
+/*
+ * Linux 6.1's /proc/PID: ksm_stat with ksm_rmap_items only, the merged
+ * pages in ksm_merging_pages beside it (recorded as 6.1 writes them).
+ * Before ksm_stat (5.19, 6.0): the file alone.
+ */
+static void test_ksm_stat_6_1(void)
+{
+	char dir[] = "/tmp/ksmstat-6.1.XXXXXX", stat_path[64], pages_path[64];
+	struct ksmenable_stat st;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(stat_path, sizeof stat_path, "%s/ksm_stat", dir);
+	snprintf(pages_path, sizeof pages_path, "%s/ksm_merging_pages", dir);
+	CHECK((f = fopen(stat_path, "w")) && fputs("ksm_rmap_items 24838\n", f) >= 0 && !fclose(f));
+	CHECK((f = fopen(pages_path, "w")) && fputs("24844\n", f) >= 0 && !fclose(f));
+	CHECK(ksm_stat_parse(stat_path, &st) == 0);
+	CHECK(st.rmap_items == 24838 && st.merging_pages == 24844);
+	CHECK(st.process_profit == -1 && st.zero_pages == -1 && st.merge_any == -1);
+	/* A ksm_stat that has the line wins over the file. */
+	CHECK((f = fopen(stat_path, "w")) && fputs("ksm_rmap_items 10\nksm_merging_pages 7\n", f) >= 0 && !fclose(f));
+	CHECK(ksm_stat_parse(stat_path, &st) == 0 && st.merging_pages == 7);
+	/* No ksm_stat at all: -1, and the merged pages still read. */
+	CHECK(unlink(stat_path) == 0);
+	CHECK(ksm_stat_parse(stat_path, &st) == -1 && st.merging_pages == 24844 && st.rmap_items == -1);
+	/* Neither. */
+	CHECK(unlink(pages_path) == 0);
+	CHECK(ksm_stat_parse(stat_path, &st) == -1 && st.merging_pages == -1);
+	CHECK(rmdir(dir) == 0);
+}
+
+UNIT_MAIN(UNIT_TEST(test_smaps_text), UNIT_TEST(test_ksm_stat), UNIT_TEST(test_ksm_stat_6_1), UNIT_TEST(test_streaming_agrees), UNIT_TEST(test_live_maps),
 	  UNIT_TEST(test_selection), UNIT_TEST(test_selector_errors), UNIT_TEST(test_config),
 	  UNIT_TEST(test_numbers), UNIT_TEST(test_nearest))
