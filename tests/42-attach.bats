@@ -599,7 +599,7 @@ stage_suid_probe() {
 				if grep -v ': enabled, \|: already enabled\|: ended\|^[0-9]*: no such process$\|none of the targets exists' "$out"; then
 					return 1
 				fi
-				ended=$((ended + $(grep -c ': ended\|: no such process' "$out")))
+				ended=$((ended + $(grep -c ': ended\|: no such process' "$out" || true)))
 			fi
 		done
 		stop_workload
