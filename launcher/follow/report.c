@@ -376,31 +376,54 @@ static void write_survivors(FILE *f, const struct sampler *s, const struct repor
  * a note: ksmd drops them once it runs, and a change from them would read
  * as a loss of this command's.
  */
+/* A counter's line: its figures, or that this kernel does not have it (LLONG_MIN: no such file). */
+static void counter_line(FILE *f, const char *name, long long first, long long last, bool only_last)
+{
+	if (first == LLONG_MIN || last == LLONG_MIN)
+		fprintf(f, "    %-15s not in this kernel\n", name);
+	else if (only_last)
+		fprintf(f, "    %-15s %lld pages at the end\n", name, last);
+	else
+		fprintf(f, "    %-15s %lld -> %lld pages\n", name, first, last);
+}
+
+/* "+N", or that this kernel does not count it. */
+static const char *growth_text(long long d, char *buf, size_t len)
+{
+	if (d == LLONG_MIN)
+		return "not in this kernel";
+	snprintf(buf, len, "+%lld", d);
+	return buf;
+}
+
 static void write_system(FILE *f, const struct sampler *s, const struct figures *fg)
 {
+	char scanned[32], skipped[32];
+
+	bool have_profit = sys_value(&s->last, "general_profit") != LLONG_MIN;
+
 	fputs("  system-wide, every process on this machine (not only this command):\n", f);
-	if (!fg->left_over) {
+	if (!have_profit)
+		fputs("    general_profit  not in this kernel\n", f);
+	else if (!fg->left_over)
 		fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
 			human_bytes(sys_value(&s->first, "general_profit"), false),
 			human_bytes(sys_value(&s->last, "general_profit"), false),
 			human_bytes(delta(s, "general_profit"), true), human_bytes(s->profit_peak, false));
-		for (int i = 1; i < 6; i++)
-			fprintf(f, "    %-15s %lld -> %lld pages\n", sys_counter_names[i], s->first.v[i], s->last.v[i]);
-	} else {
-		fprintf(f, "    general_profit  %s at the end", human_bytes(sys_value(&s->last, "general_profit"), false));
-		if (s->profit_peak_live != LLONG_MIN)
-			fprintf(f, ", peak %s after ksmd dropped the leftovers (two full scans)\n",
-				human_bytes(s->profit_peak_live, false));
-		else
-			fputs(" (no sample after ksmd dropped the leftovers: two full scans)\n", f);
-		for (int i = 1; i < 6; i++)
-			fprintf(f, "    %-15s %lld pages at the end\n", sys_counter_names[i], s->last.v[i]);
-	}
+	else if (s->profit_peak_live != LLONG_MIN)
+		fprintf(f, "    general_profit  %s at the end, peak %s after ksmd dropped the leftovers (two full scans)\n",
+			human_bytes(sys_value(&s->last, "general_profit"), false), human_bytes(s->profit_peak_live, false));
+	else
+		fprintf(f, "    general_profit  %s at the end (no sample after ksmd dropped the leftovers: two full scans)\n",
+			human_bytes(sys_value(&s->last, "general_profit"), false));
+	for (int i = 1; i < 6; i++)
+		counter_line(f, sys_counter_names[i], s->first.v[i], s->last.v[i], fg->left_over);
 	fprintf(f, "    full scans      %lld during the run", fg->scans);
 	if (fg->mean_scan >= 0)
 		fprintf(f, ", %.1f s per scan", fg->mean_scan);
-	fprintf(f, "\n    pages_scanned   +%lld, pages_skipped +%lld\n", delta(s, "pages_scanned"),
-		delta(s, "pages_skipped") == LLONG_MIN ? 0 : delta(s, "pages_skipped"));
+	fprintf(f, "\n    pages_scanned   %s, pages_skipped %s\n",
+		growth_text(delta(s, "pages_scanned"), scanned, sizeof scanned),
+		growth_text(delta(s, "pages_skipped"), skipped, sizeof skipped));
 	if (fg->ksmd_cpu >= 0)
 		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
 	if (fg->left_over)

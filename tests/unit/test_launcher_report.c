@@ -1,0 +1,85 @@
+/*
+ * Unit tests of the report (launcher/follow/report.c) on the figures of a
+ * kernel that lacks counters, as Linux 6.1 does (no general_profit,
+ * ksm_zero_pages, pages_scanned, pages_skipped: LLONG_MIN from the
+ * sampler): the text says "not in this kernel", never prints the
+ * sentinel, and the JSON has null.  No root: a sampler made by hand, the
+ * report written to a file.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "follow/report.h"
+#include "host/counters.h"
+#include "unit.h"
+
+/* Linux 6.1's counters: the six it has, the others LLONG_MIN. */
+static void sample_6_1(struct sys_sample *ss, double t, long long sharing)
+{
+	ss->t = t;
+	ss->ksmd_cpu = -1;
+	for (int i = 0; i < SYS_COUNTERS; i++) {
+		const char *n = sys_counter_names[i];
+
+		ss->v[i] = !strcmp(n, "pages_sharing") ? sharing :
+			   !strcmp(n, "pages_shared") || !strcmp(n, "pages_unshared") ||
+			   !strcmp(n, "pages_volatile") || !strcmp(n, "full_scans") ? 10 : LLONG_MIN;
+	}
+}
+
+/* The report of a sampler of 6.1's figures, as text or JSON, into OUT (freed by the caller). */
+static char *report_of(bool json)
+{
+	static struct sampler s;
+	struct knob_set knobs = { 0 };
+	char path[] = "/tmp/report-unit.XXXXXX", *out;
+	struct report_opts o = { .json = json, .file = path, .knobs = &knobs, .tuning = "user" };
+	struct report_subject j = { .argv = (char *[]){ "demo", NULL }, .root = 4242, .start = 1, .end = 5 };
+	int fd = mkstemp(path);
+	long n;
+	FILE *f;
+
+	memset(&s, 0, sizeof s);
+	sample_6_1(&s.first, 1, 0);
+	sample_6_1(&s.last, 5, 24000);
+	s.profit_peak = s.profit_peak_live = s.saved_last = s.saved_peak = LLONG_MIN;
+	CHECK(fd >= 0 && report_write(&o, &s, &j) == 0);
+	f = fdopen(fd, "r");
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	out = calloc(1, (size_t)n + 1);
+	CHECK(fread(out, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	unlink(path);
+	return out;
+}
+
+static void test_text_says_what_the_kernel_lacks(void)
+{
+	char *text = report_of(false);
+
+	CHECK(!strstr(text, "9223372036854775808"));
+	CHECK(strstr(text, "general_profit  not in this kernel") != NULL);
+	CHECK(strstr(text, "ksm_zero_pages  not in this kernel") != NULL);
+	CHECK(strstr(text, "pages_scanned   not in this kernel, pages_skipped not in this kernel") != NULL);
+	CHECK(strstr(text, "pages_sharing   0 -> 24000 pages") != NULL);
+	if (strstr(text, "9223372036854775808") || !strstr(text, "not in this kernel"))
+		fputs(text, stderr);
+	free(text);
+}
+
+static void test_json_has_null(void)
+{
+	char *json = report_of(true);
+
+	CHECK(!strstr(json, "9223372036854775808"));
+	CHECK(strstr(json, "\"general_profit\":{\"start\":null,\"end\":null,\"delta\":null") != NULL);
+	CHECK(strstr(json, "\"pages_sharing\":{\"start\":0,\"end\":24000,\"delta\":24000}") != NULL);
+	free(json);
+}
+
+UNIT_MAIN(UNIT_TEST(test_text_says_what_the_kernel_lacks), UNIT_TEST(test_json_has_null))
