@@ -182,12 +182,17 @@ _Noreturn static void unknown_option(const char *arg, int optopt_)
 static void add_knob(struct opts *o, const char *name, const char *value)
 {
 	char why[256];
+	int r = knob_validate(name, value, why, sizeof why);
 
-	if (knob_validate(name, value, why, sizeof why))
+	if (r < 0)
 		die("%s", why);
+	/* The user's say on the rate holds on every kernel: no default tuning then. */
 	if (knob_is_rate(name))
 		o->user_rate = true;
-	knob_put(&o->knobs, name, value);
+	if (r == 1)
+		msg("note: %s", why);   /* --advisor=none without the advisor: already so, nothing to write */
+	else
+		knob_put(&o->knobs, name, value);
 }
 
 static void set_knob_option(struct opts *o, const char *arg)

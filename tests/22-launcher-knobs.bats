@@ -21,6 +21,25 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	[ ! -e "$STATE_FILE" ]
 }
 
+@test "--advisor=none and --smart-scan=0: set where the kernel has them, already so (a note, exit 0) where not" {
+	local k value
+	for k in advisor_mode:none smart_scan:0; do
+		value=${k#*:} k=${k%%:*}
+		run -0 --separate-stderr "$KSM_RUN" --no-tune --set "$k=$value" -- cat "$KSM/$k"
+		if [ -e "$KSM/$k" ]; then
+			# This kernel has it (Linux 6.7 and later): written while the command runs.
+			[[ $output == *"$value"* ]] || { echo "$k: $output"; return 1; }
+		else
+			# Before: nothing to write, and said so; before the fix, 125 ("no knob").
+			[[ $stderr == *"note: $k=$value: this kernel has no $k, so it is off already"* ]]
+		fi
+	done
+	# Asking for the feature on where the kernel lacks it stays an error.
+	if [ ! -e "$KSM/smart_scan" ]; then
+		run -125 "$KSM_RUN" --smart-scan=1 -- true
+	fi
+}
+
 @test "the advisor mode is written before pages_to_scan" {
 	echo scan-time >$KSM/advisor_mode
 	run -0 "$KSM_RUN" -q --advisor=none --pages-to-scan=4321 -- cat $KSM/pages_to_scan

@@ -217,6 +217,12 @@ int knob_check_name(const char *name, char *why, size_t whylen)
 	return 0;
 }
 
+/* Knobs of features that kernels before them lack, and the value that asks for the feature off. */
+static const struct { const char *name, *off; } off_when_absent[] = {
+	{ "advisor_mode", "none" },     /* the scan-time advisor */
+	{ "smart_scan", "0" },          /* smart scan */
+};
+
 int knob_validate(const char *name, const char *value, char *why, size_t whylen)
 {
 	char path[256];
@@ -225,6 +231,12 @@ int knob_validate(const char *name, const char *value, char *why, size_t whylen)
 	if (knob_check_name(name, why, whylen))
 		return -1;
 	if (path_of(name, path, sizeof path) || stat(path, &st) || !S_ISREG(st.st_mode)) {
+		for (size_t i = 0; i < sizeof off_when_absent / sizeof off_when_absent[0]; i++)
+			if (!strcmp(name, off_when_absent[i].name) && !strcmp(value, off_when_absent[i].off)) {
+				snprintf(why, whylen, "%s=%s: this kernel has no %s, so it is off already; "
+					 "nothing to set", name, value, name);
+				return 1;
+			}
 		snprintf(why, whylen, "no knob '%s' in %s", name, KSM_SYSFS_DIR);
 		return -1;
 	}

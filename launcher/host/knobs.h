@@ -45,6 +45,11 @@ bool knob_probe_writable(const char *name, int *err);
  */
 int knob_check_name(const char *name, char *why, size_t whylen);
 int knob_check_value(const char *name, const char *value, char *why, size_t whylen);
+/*
+ * The same, and 1 with a note in WHY when the kernel lacks the knob of a
+ * feature and VALUE asks for that feature off (advisor_mode=none,
+ * smart_scan=0 before Linux 6.7): already so, nothing to write.
+ */
 int knob_validate(const char *name, const char *value, char *why, size_t whylen);
 
 const char *knob_lookup(const struct knob_set *s, const char *name);
