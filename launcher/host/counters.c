@@ -41,14 +41,26 @@ long long sys_value(const struct sys_sample *ss, const char *name)
 
 long long sys_rmap_items(const struct sys_sample *ss)
 {
+	static const char *const parts[] = { "pages_shared", "pages_sharing", "pages_unshared", "pages_volatile" };
 	long long gp = sys_value(ss, "general_profit"), sharing = sys_value(ss, "pages_sharing");
-	long long zero = sys_value(ss, "ksm_zero_pages");
+	long long zero = sys_value(ss, "ksm_zero_pages"), sum = 0, v;
 
-	if (gp == LLONG_MIN || sharing == LLONG_MIN)
-		return -1;
-	if (zero == LLONG_MIN)
-		zero = 0;
-	return ((sharing + zero) * sysconf(_SC_PAGESIZE) - gp) / KSM_RMAP_ITEM_BYTES;
+	if (gp != LLONG_MIN && sharing != LLONG_MIN) {
+		if (zero == LLONG_MIN)
+			zero = 0;
+		return ((sharing + zero) * sysconf(_SC_PAGESIZE) - gp) / KSM_RMAP_ITEM_BYTES;
+	}
+	/*
+	 * Without general_profit (Linux 6.1): the kernel shows pages_volatile
+	 * as its rmap items less the other three (clamped at 0), so the four
+	 * add up to the rmap items.
+	 */
+	for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+		if ((v = sys_value(ss, parts[k])) == LLONG_MIN)
+			return -1;
+		sum += v;
+	}
+	return sum;
 }
 
 /* ksmd is a kernel thread: a child of kthreadd (pid 2), a short list. */

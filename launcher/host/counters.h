@@ -28,8 +28,9 @@ double ksmd_cpu_seconds(pid_t ksmd);
 
 /*
  * The pages ksmd tracks now, from the kernel's own formula:
- * general_profit = (pages_sharing + ksm_zero_pages) * page - rmap_items * 64.
- * Returns -1 when the counters are missing.
+ * general_profit = (pages_sharing + ksm_zero_pages) * page - rmap_items * 64;
+ * where general_profit is missing (Linux 6.1), the sum of pages_shared,
+ * pages_sharing, pages_unshared and pages_volatile.  -1 when neither can be had.
  */
 long long sys_rmap_items(const struct sys_sample *ss);
 

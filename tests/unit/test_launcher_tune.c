@@ -339,7 +339,42 @@ static void test_tune_taken_over_steady(void)
 	CHECK(strstr(t.handover, "taken over in the steady phase: 100 pages every 20 ms") == t.handover);
 }
 
+/*
+ * Linux 6.1: no general_profit, ksm_zero_pages, pages_scanned or
+ * pages_skipped (LLONG_MIN).  The steady rate is sized from the rmap items
+ * all the same (the four page counters add up to them), not left at the
+ * minimum; and memory that grows by half brings the boost back.
+ */
+static void test_tune_without_general_profit(void)
+{
+	struct knob_set want = { 0 }, out;
+	struct sys_sample s0 = { 0 }, s = { 0 };
+	struct tuner t;
+	double now = 0;
+	struct tune_input in = { .first = &s0, .now = &s, .candidate_pages = -1, .pressure = -1, .ksmd_cpu_pct = -1 };
+
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	for (int i = 0; i <= 60 && t.phase == TUNE_BOOST; i++, now += 0.5) {
+		s.t = now;
+		s.v[0] = s.v[5] = s.v[7] = s.v[8] = LLONG_MIN;  /* not in 6.1 */
+		s.v[1] = 10000;                                  /* pages_shared */
+		s.v[2] = 40000;                                  /* pages_sharing */
+		s.v[3] = 300000;                                 /* pages_unshared */
+		s.v[4] = 50000;                                  /* pages_volatile: 400,000 rmap items */
+		s.v[6] = i;                                      /* full_scans */
+		if (i == 0)
+			s0 = s;
+		tune_tick(&t, &in, &out);
+	}
+	CHECK(t.phase == TUNE_STEADY);
+	CHECK(t.steady_pages == 400000 * 20 / 20000);           /* one full scan every 20 s */
+	s.t = now + 1;
+	s.v[3] = 600000;                                         /* 650,000 rmap items: grown by over half */
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_BOOST && t.boosts == 2);
+}
+
 UNIT_MAIN(UNIT_TEST(test_tune_recorded), UNIT_TEST(test_tune_boost_again),
 	  UNIT_TEST(test_tune_waits_for_the_memory), UNIT_TEST(test_tune_boost_has_an_end),
 	  UNIT_TEST(test_tune_new_work), UNIT_TEST(test_tune_daemon_rules),
-	  UNIT_TEST(test_tune_taken_over_steady))
+	  UNIT_TEST(test_tune_taken_over_steady), UNIT_TEST(test_tune_without_general_profit))
