@@ -10,7 +10,8 @@
  *
  * Needs root: pagemap shows frame numbers only to CAP_SYS_ADMIN, and
  * /proc/kpageflags says which frames are KSM pages.  Only regions whose
- * smaps line "KSM:" is not zero are walked, and within them only where
+ * smaps line "KSM:" is not zero (or, on kernels without that line, such
+ * as 6.1, the mergeable ones: VmFlags mg) are walked, and within them only where
  * pages are present (PAGEMAP_SCAN, eval/present.h): a sanitizer's 20 TiB
  * shadow has KSM pages too, and a walk of every pagemap entry would take
  * hours.  Without PAGEMAP_SCAN (before 6.7) a region over 64 GiB is left
@@ -87,7 +88,8 @@ static int walk_region(const struct region *r, void *arg)
 	uint64_t entries[512];
 	unsigned long addr = r->start;
 
-	if (r->ksm_kb <= 0)
+	/* Where smaps has no "KSM:" line (Linux 6.1), every mergeable region is walked. */
+	if (r->ksm_kb == 0 || (r->ksm_kb < 0 && r->mergeable != 1))
 		return 0;
 	if (!w->scan && r->end - r->start > WALK_WITHOUT_SCAN_MAX) {
 		w->left_out++;
