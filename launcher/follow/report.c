@@ -101,18 +101,26 @@ static pid_t shown_ppid(const struct proc_info *p)
 	return p->merge_ppid ? p->merge_ppid : p->ppid;
 }
 
+/* SUM += V, where LLONG_MIN is unknown: the sum is unknown until a known figure comes. */
+static void add_known(long long *sum, long long v)
+{
+	if (v != LLONG_MIN)
+		*sum = (*sum == LLONG_MIN ? 0 : *sum) + v;
+}
+
 static void compute(struct figures *fg, const struct report_opts *o, const struct sampler *s,
 		    const struct report_subject *j)
 {
 	memset(fg, 0, sizeof *fg);
 	fg->page = sysconf(_SC_PAGESIZE);
 	fg->runtime = j->end - j->start;
+	/* A kernel without ksm_process_profit (Linux 6.1): unknown, not 0. */
+	fg->tree_profit = fg->tree_peak_profit = LLONG_MIN;
 	for (int i = 0; i < s->nprocs; i++) {
 		fg->nprocs++;
 		fg->tree_peak += s->procs[i].peak_merging;
-		fg->tree_profit += s->procs[i].profit;
-		if (s->procs[i].peak_profit != LLONG_MIN)
-			fg->tree_peak_profit += s->procs[i].peak_profit;
+		add_known(&fg->tree_profit, s->procs[i].profit);
+		add_known(&fg->tree_peak_profit, s->procs[i].peak_profit);
 		if (j->root && s->procs[i].pid == j->root)
 			fg->main = &s->procs[i];
 		if (s->procs[i].kept_user >= 0) {

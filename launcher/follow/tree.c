@@ -88,7 +88,7 @@ struct proc_info *sample_proc(struct sampler *s, pid_t pid)
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
 	p->merge_any = -1;
-	p->peak_profit = LLONG_MIN;
+	p->profit = p->peak_profit = LLONG_MIN;        /* a kernel without ksm_process_profit: unknown */
 	p->kept_user = p->kept_program = p->kept_secret = -1;
 	s->index[slot_of(s, pid)] = s->nprocs++;
 	return p;
@@ -353,7 +353,7 @@ static void lib_line(struct sampler *s, const char *line)
 		json_string(v, p->error, sizeof p->error);
 	if ((v = json_field(line, "ksm_merging_pages")) && sscanf(v, "%lld", &n) == 1 && n > p->peak_merging)
 		p->peak_merging = n;
-	if ((v = json_field(line, "ksm_process_profit")) && sscanf(v, "%lld", &n) == 1) {
+	if ((v = json_field(line, "ksm_process_profit")) && sscanf(v, "%lld", &n) == 1 && n != -1) {
 		p->profit = n;
 		if (n > p->peak_profit)
 			p->peak_profit = n;
