@@ -48,7 +48,7 @@ int knob_check_value(const char *name, const char *value, char *why, size_t whyl
 /*
  * The same, and 1 with a note in WHY when the kernel lacks the knob of a
  * feature and VALUE asks for that feature off (advisor_mode=none,
- * smart_scan=0 before Linux 6.7): already so, nothing to write.
+ * smart_scan=0 before Linux 6.8 and 6.7): already so, nothing to write.
  */
 int knob_validate(const char *name, const char *value, char *why, size_t whylen);
 
