@@ -60,7 +60,7 @@ static int stat_yes_no(const char *s)
 }
 
 /*
- * Since Linux 6.0 a process's merged pages are in a file of their own,
+ * Since Linux 5.19 a process's merged pages are in a file of their own,
  * ksm_merging_pages, beside ksm_stat, which came later and gained the
  * line later still (6.1's ksm_stat has ksm_rmap_items only): read there
  * when ksm_stat does not say.  -1 when neither does.
@@ -92,7 +92,7 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
 	st->merge_any = st->mergeable = -1;
 	if (ksm_stat_read(path, text, sizeof text)) {
-		st->merging_pages = merging_pages_beside(path);     /* 6.0: no ksm_stat yet */
+		st->merging_pages = merging_pages_beside(path);     /* 5.19, 6.0: no ksm_stat yet */
 		return -1;
 	}
 	while (ksm_stat_next(&cursor, &name, &value)) {

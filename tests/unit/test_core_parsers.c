@@ -363,7 +363,7 @@ static void test_ksm_stat(void)
 /*
  * Linux 6.1's /proc/PID: ksm_stat with ksm_rmap_items only, the merged
  * pages in ksm_merging_pages beside it (recorded as 6.1 writes them).
- * Before ksm_stat (6.0): the file alone.
+ * Before ksm_stat (5.19, 6.0): the file alone.
  */
 static void test_ksm_stat_6_1(void)
 {
