@@ -121,7 +121,7 @@ stop_service() {
 	local rec line cmd seen=0 report=$BATS_TEST_TMPDIR/ksm.jsonl
 	while IFS= read -r -d '' rec; do
 		line=${rec#*$'\t'}
-		cmd=${line//\/usr\/local\/lib\/libksmenable.so.0/$BUILD/libksmenable.so.0}
+		cmd=${line//\/usr\/local\/lib\/libksmenable.so.0/$PRELOAD}
 		cmd=${cmd//\/tmp\/ksm.jsonl/$report}
 		cmd=${cmd//gunicorn app:app -w 8/\$PROGS/dupmem mmap=4}
 		cmd=${cmd//.\/server/\$PROGS/dupmem mmap=4}

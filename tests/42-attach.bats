@@ -586,9 +586,13 @@ stage_suid_probe() {
 			[ -s "$list" ] || continue
 			json=
 			[ $((i % 2)) = 1 ] || json=--json
-			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" --no-wait $json >"$out" 2>&1 3>&- ||
-				{ echo "round $i: exit $?: $(cat "$out")" >&2; return 1; }
-			if grep -q 'kernel thread\|not permitted\|: refused' "$out"; then cat "$out" >&2; return 1; fi
+			# stderr apart: "none of the targets exists" may follow the JSON.
+			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" --no-wait $json >"$out" 2>"$out.err" 3>&- ||
+				{ echo "round $i: exit $?: $(cat "$out" "$out.err")" >&2; return 1; }
+			if grep -q 'kernel thread\|not permitted\|: refused' "$out" "$out.err"; then
+				cat "$out" "$out.err" >&2
+				return 1
+			fi
 			if [ -n "$json" ]; then
 				jq -e '.refused == 0 and .handled + .ended == (.targets | length)
 					and all(.targets[]; .result == "enabled" or .result == "already enabled"
@@ -596,7 +600,7 @@ stage_suid_probe() {
 					{ cat "$out" >&2; return 1; }
 				ended=$((ended + $(jq '.ended' "$out")))
 			else
-				if grep -v ': enabled, \|: already enabled\|: ended\|^[0-9]*: no such process$\|none of the targets exists' "$out"; then
+				if grep -v ': enabled, \|: already enabled\|: ended\|^[0-9]*: no such process$' "$out"; then
 					return 1
 				fi
 				ended=$((ended + $(grep -c ': ended\|: no such process' "$out" || true)))

@@ -266,7 +266,8 @@ int targets_resolve(const char *text, struct pid_list *out, char *why, size_t wh
 			goto out;
 		}
 	}
-	qsort(out->pids, out->n, sizeof *out->pids, cmp_pid);
+	if (out->n > 1)
+		qsort(out->pids, out->n, sizeof *out->pids, cmp_pid);
 	for (i = 0; i < out->n; i++)
 		if (!kept || out->pids[kept - 1] != out->pids[i])
 			out->pids[kept++] = out->pids[i];

@@ -416,7 +416,8 @@ static int resolve_all(const struct estimate_opts *o, struct pid_list *pids)
 		pids->n += l.n;
 		pid_list_free(&l);
 	}
-	qsort(pids->pids, pids->n, sizeof *pids->pids, by_pid);
+	if (pids->n > 1)
+		qsort(pids->pids, pids->n, sizeof *pids->pids, by_pid);
 	for (i = k = 0; i < pids->n; i++)
 		if (!k || pids->pids[i] != pids->pids[k - 1])
 			pids->pids[k++] = pids->pids[i];

@@ -76,7 +76,8 @@ static void compare_frames(struct scan *s, struct est_result *r)
 			v[n++] = (struct frame_rec){ rec->hash, rec->pfn, j };
 		}
 	}
-	qsort(v, n, sizeof *v, by_hash_pfn);
+	if (n > 1)
+		qsort(v, n, sizeof *v, by_hash_pfn);
 	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && v[j].hash == v[i].hash; j++)

@@ -60,8 +60,10 @@ static void sorted(const struct est_result *r, const struct est_proc ***procs,
 		(*procs)[i] = &r->procs[i];
 	for (i = 0; i < r->nclasses; i++)
 		(*classes)[i] = &r->classes[i];
-	qsort(*procs, r->nprocs, sizeof **procs, by_proc_saved);
-	qsort(*classes, r->nclasses, sizeof **classes, by_class_saved);
+	if (r->nprocs > 1)
+		qsort(*procs, r->nprocs, sizeof **procs, by_proc_saved);
+	if (r->nclasses > 1)
+		qsort(*classes, r->nclasses, sizeof **classes, by_class_saved);
 }
 
 /* A count the kernel or the reading may not give (negative): null then. */

@@ -84,7 +84,8 @@ static size_t build(const struct scan *s, const bool *in, const struct fp_key *k
 				v[n++] = (struct page_id){ fp_key_hash(key, rec->hash), rec->pfn };
 		}
 	}
-	qsort(v, n, sizeof *v, by_hash_pfn);
+	if (n > 1)
+		qsort(v, n, sizeof *v, by_hash_pfn);
 	c = xmalloc((n + 1) * sizeof *c);
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && v[j].hash == v[i].hash; j++)

@@ -131,7 +131,8 @@ static void recommend(struct profile *p)
 	long long merged = 0, kept = 0, cand = 0, kept_cand = 0;
 	size_t i, at = 0;
 
-	qsort(p->c, p->n, sizeof *p->c, by_merged);
+	if (p->n > 1)           /* p->c is NULL when no class was seen: qsort must not get it */
+		qsort(p->c, p->n, sizeof *p->c, by_merged);
 	for (i = 0; i < p->n; i++) {
 		merged += p->c[i].merged_kb;
 		cand += p->c[i].cand_kb;
