@@ -133,7 +133,7 @@ stop_service() {
 			[ -z "$stderr" ]
 			;;
 		*'$(pidof server)'*)
-			start_workload srv -- env LD_PRELOAD="$BUILD/libksmenable.so.0" "$PROGS/dupmem" mmap=4 wait
+			start_workload srv -- env LD_PRELOAD="$PRELOAD" "$PROGS/dupmem" mmap=4 wait
 			cmd=${cmd//\$(pidof server)/$(wl_pid srv)}
 			run -0 eval "$cmd"
 			grep -Eq '^[0-9a-f]+-[0-9a-f]+ KSM: [0-9]+ kB$' <<<"$output"
