@@ -20,6 +20,7 @@ load launcher_helpers
 }
 
 @test "restore_knobs puts pages_to_scan back after a change of advisor mode reset it" {
+	requires advisor
 	local saved=$BATS_TEST_TMPDIR/knobs before
 	echo 1234 >$KSM/pages_to_scan
 	echo 33 >$KSM/sleep_millisecs
@@ -33,6 +34,7 @@ load launcher_helpers
 }
 
 @test "restore_knobs puts the scan-time advisor back, with the limits it had" {
+	requires advisor
 	local saved=$BATS_TEST_TMPDIR/knobs
 	echo 600 >$KSM/advisor_min_pages_to_scan
 	echo 50 >$KSM/advisor_max_cpu

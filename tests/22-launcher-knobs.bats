@@ -7,6 +7,7 @@ load launcher_helpers
 show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode advisor_max_cpu; do echo "$k=$(cat /sys/kernel/mm/ksm/$k)"; done'
 
 @test "--set and the aliases apply while the command runs, and are restored" {
+	requires advisor smart_scan
 	local before
 	before=$(knobs_snapshot)
 	run -0 "$KSM_RUN" -q --set sleep_millisecs=33 --pages-to-scan=1234 --smart-scan=0 \
@@ -41,6 +42,7 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "the advisor mode is written before pages_to_scan" {
+	requires advisor
 	echo scan-time >$KSM/advisor_mode
 	run -0 "$KSM_RUN" -q --advisor=none --pages-to-scan=4321 -- cat $KSM/pages_to_scan
 	[ "$output" = 4321 ]
@@ -48,6 +50,7 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 }
 
 @test "pages_to_scan under the scan-time advisor is refused before anything runs" {
+	requires advisor
 	echo scan-time >$KSM/advisor_mode
 	run -125 --separate-stderr "$KSM_RUN" --pages-to-scan=4321 -- echo RAN
 	[[ $stderr == *"scan-time advisor"* ]]

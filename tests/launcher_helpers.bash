@@ -68,7 +68,7 @@ needs_static() {
 
 # The machine's defaults, a known starting point for tests that compare.
 baseline_knobs() {
-	echo none >$KSM/advisor_mode
+	advisor_off
 	echo 100 >$KSM/pages_to_scan
 	echo 20 >$KSM/sleep_millisecs
 	echo 0 >$KSM/run
