@@ -26,7 +26,8 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	local k value
 	for k in advisor_mode:none smart_scan:0; do
 		value=${k#*:} k=${k%%:*}
-		run -0 --separate-stderr "$KSM_RUN" --no-tune --set "$k=$value" -- cat "$KSM/$k"
+		run -0 --separate-stderr "$KSM_RUN" --no-tune --set "$k=$value" -- \
+			sh -c 'cat "$1" 2>/dev/null || echo "no $1"' sh "$KSM/$k"
 		if [ -e "$KSM/$k" ]; then
 			# This kernel has it (Linux 6.7 and later): written while the command runs.
 			[[ $output == *"$value"* ]] || { echo "$k: $output"; return 1; }
