@@ -37,6 +37,7 @@
 #include "common/stopsig.h"
 #include "common/text.h"
 #include "common/targets.h"
+#include "host/counters.h"
 #include "host/hosttune.h"
 #include "host/knobs.h"
 #include "follow/follow.h"
@@ -344,6 +345,7 @@ int attach_main(const struct attach_opts *o)
 	struct target_plan plan;
 	struct selection sel;
 	sigset_t stops;
+	struct sys_sample start;
 	char why[512], run[RUN_VALUE_MAX];
 	int sig;
 	bool ksmd_stopped, registered = false;
@@ -360,11 +362,12 @@ int attach_main(const struct attach_opts *o)
 
 	/* --no-wait starts no ksmd: with it stopped nothing would merge. */
 	ksmd_stopped = !plan.disable && o->no_wait && handover_ksmd_stopped(o->tuning.strict, run);
+	counters_sample(&start, ksmd_find());          /* the report's start: before any knob is written */
 	if (follow)
 		run_join_tuning(&a.host, &o->tuning, "attach");
 	a.t0 = now_s();
 	if (follow)
-		sample_init(&a.s, getpid(), NULL, NULL, NULL);
+		sample_init(&a.s, &start, getpid(), NULL, NULL, NULL);
 	handle_targets(&a, &plan);
 	/* Their memory reaches the machine's tuner as a new command's does. */
 	if (!plan.disable && !o->tuning.keep)

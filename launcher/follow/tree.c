@@ -209,8 +209,8 @@ static void count_frames(struct sampler *s)
 		s->saved_peak = s->saved_last;
 }
 
-void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path,
-		 const char *token)
+void sample_init(struct sampler *s, const struct sys_sample *start, pid_t root, const char *libpath,
+		 const char *report_path, const char *token)
 {
 	memset(s, 0, sizeof *s);
 	s->root = root;
@@ -218,9 +218,11 @@ void sample_init(struct sampler *s, pid_t root, const char *libpath, const char 
 	s->libpath = libpath;
 	s->report_path = report_path;
 	s->ksmd = ksmd_find();
-	counters_sample(&s->first, s->ksmd);
-	s->last = s->first;
+	s->first = *start;
+	counters_sample(&s->last, s->ksmd);
 	s->profit_peak = sys_value(&s->first, "general_profit");
+	if (sys_value(&s->last, "general_profit") > s->profit_peak)
+		s->profit_peak = sys_value(&s->last, "general_profit");
 	s->profit_peak_live = LLONG_MIN;
 	s->scans_t0 = s->scans_t1 = -1;
 	s->saved_last = s->saved_peak = LLONG_MIN;

@@ -68,10 +68,12 @@ struct sampler {
 /*
  * ROOT is ksm-run itself (its children are the tree); LIBPATH the library
  * whose mapping shows it loaded (or NULL); REPORT_PATH the library's exit
- * lines (or NULL), which count only with TOKEN.  Takes the first sample of
- * the counters.
+ * lines (or NULL), which count only with TOKEN.  The counters at the start
+ * are START's: taken before ksm-run wrote any knob (its run=1 and boost
+ * would move them before the first sample otherwise).
  */
-void sample_init(struct sampler *s, pid_t root, const char *libpath, const char *report_path,
+void sample_init(struct sampler *s, const struct sys_sample *start, pid_t root, const char *libpath,
+		 const char *report_path,
 		 const char *token);
 /* One sample: counters, every process of the tree, new exit lines. */
 void sample_tick(struct sampler *s);

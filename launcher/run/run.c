@@ -20,6 +20,7 @@
 #include "eval/profile.h"
 #include "host/knobs.h"
 #include "host/election.h"
+#include "host/counters.h"
 #include "host/hosttune.h"
 #include "host/tune.h"
 #include "kernel_abi.h"
@@ -43,6 +44,7 @@ struct run {
 	bool have_lib;
 	bool prctl_pre_exec;          /* the process-wide flag is set before exec */
 	struct host_tuner host;       /* its part in tuning the machine */
+	struct sys_sample start;      /* the counters before any knob was written */
 	struct channel channel;       /* the library's exit lines, made here */
 	const char *report_path;      /* where the library writes them; NULL none */
 	struct sampler s;
@@ -166,7 +168,7 @@ static int start_command(struct run *r)
 	struct proc_info *mp;
 	const char *base = strrchr(r->cmd[0], '/');
 
-	sample_init(&r->s, getpid(), r->have_lib ? r->lib : NULL, r->report_path,
+	sample_init(&r->s, &r->start, getpid(), r->have_lib ? r->lib : NULL, r->report_path,
 		    r->report_path ? r->channel.token : NULL);
 	if ((err = child_start(&r->c, r->cmd, r->prctl_pre_exec))) {
 		msg_errno(-err, "cannot start %s", r->cmd[0]);
@@ -279,6 +281,7 @@ int run_command(const struct run_opts *o, char **cmd)
 	/* From here on, the forwarded signals wait until the knobs are restored. */
 	if ((err = child_prepare_signals()))
 		die_errno(-err, "cannot block signals");
+	counters_sample(&r.start, ksmd_find());        /* the report's start: before any knob is written */
 	run_join_tuning(&r.host, &o->tuning, plain_name_of(r.cmd[0]));
 	open_report_channel(&r);
 	export_settings(&r);
