@@ -88,6 +88,7 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 {
 	char text[1024], *cursor = text;
 	const char *name, *value;
+	int merging_line = 0;
 
 	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
 	st->merge_any = st->mergeable = -1;
@@ -98,8 +99,10 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 	while (ksm_stat_next(&cursor, &name, &value)) {
 		if (!strcmp(name, "ksm_rmap_items"))
 			st->rmap_items = stat_number(value);
-		else if (!strcmp(name, "ksm_merging_pages"))
+		else if (!strcmp(name, "ksm_merging_pages")) {
 			st->merging_pages = stat_number(value);
+			merging_line = 1;
+		}
 		else if (!strcmp(name, "ksm_zero_pages"))
 			st->zero_pages = stat_number(value);
 		else if (!strcmp(name, "ksm_process_profit"))
@@ -109,7 +112,8 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 		else if (!strcmp(name, "ksm_mergeable"))
 			st->mergeable = stat_yes_no(value);
 	}
-	if (st->merging_pages < 0)
+	/* Only where ksm_stat has no such line: one it has, however odd, is its answer. */
+	if (!merging_line)
 		st->merging_pages = merging_pages_beside(path);
 	return 0;
 }
