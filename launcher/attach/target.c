@@ -250,7 +250,10 @@ done:
 		 */
 		enum pin_verdict v = pin_check(&pin);
 
-		if (v == PIN_EXECD || v == PIN_CREDS)
+		/* A process on its way out reads as another program (its mm is gone): ended, then. */
+		if ((v == PIN_EXECD || v == PIN_CREDS) && pin_ended(&pin, 250))
+			r->outcome = TARGET_ENDED;
+		else if (v == PIN_EXECD || v == PIN_CREDS)
 			target_refuse(r, "%s", pin_reason(v));
 	}
 	free(ps.r);
