@@ -40,6 +40,17 @@ int cli_mode_by_name(const char *name)
 	return -1;
 }
 
+void cli_modes_text(unsigned set, bool titles, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int m = 0; m < CLI_MODES && used < len; m++)
+		if (set & M(m))
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 titles ? modes[m].title : modes[m].name);
+}
+
 /* What MODE takes, as "--a, --b, ..." in BUF; the options every mode takes (--help) are left out. */
 static void taken_list(const struct option_spec *specs, enum cli_mode mode, char *buf, size_t len)
 {
@@ -59,15 +70,11 @@ static void taken_list(const struct option_spec *specs, enum cli_mode mode, char
 void option_check_mode(const struct option_spec *specs, const struct option_spec *spec, enum cli_mode mode)
 {
 	char taken[2048], owners[256];
-	size_t used = 0;
 
 	if (spec->modes & M(mode))
 		return;
 	taken_list(specs, mode, taken, sizeof taken);
-	for (int m = 0; m < CLI_MODES; m++)
-		if (spec->modes & M(m))
-			used += (size_t)snprintf(owners + used, sizeof owners - used, "%s%s", used ? ", " : "",
-						 modes[m].title);
+	cli_modes_text(spec->modes, true, owners, sizeof owners);
 	die("--%s is not an option of %s, which %s (--%s goes with %s); %s takes: %s", spec->name,
 	    modes[mode].title, modes[mode].what, spec->name, owners, modes[mode].title, taken);
 }

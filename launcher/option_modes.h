@@ -34,6 +34,8 @@ struct option_spec {
 const char *cli_mode_name(enum cli_mode mode);
 /* The mode of NAME, or -1. */
 int cli_mode_by_name(const char *name);
+/* The modes of SET as "a, b, c" in BUF: their names, or with TITLES as messages name them. */
+void cli_modes_text(unsigned set, bool titles, char *buf, size_t len);
 
 /*
  * Dies with 125 when SPEC (given as --NAME) is not taken by MODE, naming

@@ -244,11 +244,8 @@ static void list_options(const char *mode_name)
 
 	if (mode_name && mode < 0) {
 		char names[256];
-		size_t used = 0;
 
-		for (int m = 0; m < CLI_MODES; m++)
-			used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", m ? ", " : "",
-						 cli_mode_name(m));
+		cli_modes_text(M_ALL, false, names, sizeof names);
 		die("--list-options=%s: no such mode (accepted: %s)", mode_name, names);
 	}
 	options_list(specs, mode);
