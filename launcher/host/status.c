@@ -211,6 +211,29 @@ void status_json_unavailable(void)
 	jw_finish(&w);
 }
 
+void status_json_processes(struct jsonw *w, const struct top_process *t, int n, bool kept)
+{
+	long long page = sysconf(_SC_PAGESIZE);
+
+	jw_array(w, "processes");
+	for (int i = 0; i < n && i < JSON_TOP_PROCESSES; i++) {
+		struct kept k;
+
+		jw_object(w, NULL);
+		jw_ll(w, "pid", t[i].pid);
+		jw_string(w, "comm", t[i].comm);
+		jw_ll(w, "merged_bytes", t[i].merging * page);
+		jw_ll(w, "profit_bytes", t[i].profit);
+		if (kept) {
+			read_kept(t[i].pid, &k);
+			jw_ll(w, "kept_out_bytes", k.kept_kb < 0 ? LLONG_MIN : k.kept_kb * 1024);
+			jw_ll(w, "secret_bytes", k.secret_kb < 0 ? LLONG_MIN : k.secret_kb * 1024);
+		}
+		jw_end(w);
+	}
+	jw_end(w);
+}
+
 void status_json_tuning(struct jsonw *w, int r, const struct hoststate *st)
 {
 	jw_object(w, "tuning");
@@ -253,7 +276,7 @@ static void status_json(void)
 	struct top_process *t;
 	struct jsonw w;
 	char path[128], val[64], why[256], mgr[128];
-	long long page = sysconf(_SC_PAGESIZE), v;
+	long long v;
 	int n, r;
 
 	knobs_read_all(&knobs);
@@ -285,23 +308,9 @@ static void status_json(void)
 	}
 	jw_string(&w, "other_manager", other_manager(mgr, sizeof mgr));
 	jw_end(&w);
-	jw_array(&w, "processes");
 	n = top_processes_collect(&t);
-	for (int i = 0; i < n && i < 10; i++) {
-		struct kept k;
-
-		read_kept(t[i].pid, &k);
-		jw_object(&w, NULL);
-		jw_ll(&w, "pid", t[i].pid);
-		jw_string(&w, "comm", t[i].comm);
-		jw_ll(&w, "merged_bytes", t[i].merging * page);
-		jw_ll(&w, "profit_bytes", t[i].profit);
-		jw_ll(&w, "kept_out_bytes", k.kept_kb < 0 ? LLONG_MIN : k.kept_kb * 1024);
-		jw_ll(&w, "secret_bytes", k.secret_kb < 0 ? LLONG_MIN : k.secret_kb * 1024);
-		jw_end(&w);
-	}
+	status_json_processes(&w, t, n, true);
 	free(t);
-	jw_end(&w);
 	if (groups_collect(&gs))
 		jw_null(&w, "groups");
 	else

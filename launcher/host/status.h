@@ -9,6 +9,17 @@ int status_main(bool json);
 
 struct jsonw;
 struct hoststate;
+struct top_process;
+
+/* The JSON of the top processes: at most this many. */
+#define JSON_TOP_PROCESSES 10
+
+/*
+ * The member "processes" of the object W is in: the first of the N top
+ * processes T (topprocs.h), with what each keeps out of KSM when KEPT
+ * (from its smaps: --status; --watch leaves them out).
+ */
+void status_json_processes(struct jsonw *w, const struct top_process *t, int n, bool kept);
 /*
  * Opens the member "tuning" of the JSON object W is in, and writes the
  * machine's tuning into it from ST (read with the result R, hoststate_peek):

@@ -29,9 +29,6 @@
 static const char *const json_knobs[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
 #define NJSON_KNOBS (int)(sizeof json_knobs / sizeof json_knobs[0])
 
-/* The top processes a JSON line holds, as --status --json. */
-#define JSON_TOP 10
-
 /* A size from the environment (LINES, COLUMNS), else DEFAULT. */
 static int env_size(const char *name, int dflt)
 {
@@ -99,7 +96,6 @@ static void text_view(const struct view *v)
 
 static void json_view(const struct view *v)
 {
-	long long page = sysconf(_SC_PAGESIZE);
 	char val[KNOB_VALUE_MAX];
 	struct jsonw w;
 
@@ -122,16 +118,7 @@ static void json_view(const struct view *v)
 	jw_fixed(&w, "ksmd_cpu_percent", v->cpu_pct, 2, true);
 	status_json_tuning(&w, v->st_r, &v->st);
 	jw_end(&w);
-	jw_array(&w, "processes");
-	for (int i = 0; i < v->ntop && i < JSON_TOP; i++) {
-		jw_object(&w, NULL);
-		jw_ll(&w, "pid", v->top[i].pid);
-		jw_string(&w, "comm", v->top[i].comm);
-		jw_ll(&w, "merged_bytes", v->top[i].merging * page);
-		jw_ll(&w, "profit_bytes", v->top[i].profit);
-		jw_end(&w);
-	}
-	jw_end(&w);
+	status_json_processes(&w, v->top, v->ntop, false);
 	if (v->groups_ok)
 		groups_json(&w, "groups", &v->groups);
 	else
