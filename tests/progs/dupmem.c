@@ -41,6 +41,8 @@
  *   sleep=MS        sleep
  *   merge=0|1       prctl(PR_SET_MEMORY_MERGE)
  *   getmerge        print "merge_any PID N" from PR_GET_MEMORY_MERGE
+ *   mergeable       print "mergeable PID N": how many of its mappings are
+ *                   mergeable ("mg" in smaps' VmFlags), on every kernel
  *   fork            the rest runs in a child; the parent waits and exits
  *                   with the child's status
  *   exec            re-executes this program with the rest of the actions
@@ -179,6 +181,22 @@ static void die(const char *what)
 {
 	fprintf(stderr, "dupmem: %s: %s\n", what, strerror(errno));
 	exit(98);
+}
+
+/* Mappings whose VmFlags hold "mg", or -1 when smaps cannot be read. */
+static int mergeable_mappings(void)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmFlags:", 8) && strstr(line, " mg"))
+			n++;
+	fclose(f);
+	return n;
 }
 
 static void *grow_break(size_t len)
@@ -354,6 +372,9 @@ static int run(int argc, char **argv, int i)
 				die("prctl(PR_SET_MEMORY_MERGE)");
 		} else if (!strcmp(a, "getmerge")) {
 			printf("merge_any %d %d\n", (int)getpid(), prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0));
+			fflush(stdout);
+		} else if (!strcmp(a, "mergeable")) {
+			printf("mergeable %d %d\n", (int)getpid(), mergeable_mappings());
 			fflush(stdout);
 		} else if (!strcmp(a, "fork")) {
 			fflush(stdout);
