@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -46,6 +47,15 @@ static int first_time(int err)
 	return !(__atomic_fetch_or(&lib.reported_errors, bit, __ATOMIC_RELAXED) & bit);
 }
 
+/* Does the kernel have KSM at all?  Tells "no KSM" from "not this interface" (errno kept). */
+static int ksm_in_kernel(void)
+{
+	int saved = errno, r = access(KSM_SYSFS_DIR "/run", F_OK) == 0;
+
+	errno = saved;
+	return r;
+}
+
 void library_kernel_error(int err, const char *what)
 {
 	int fatal = 0;
@@ -55,7 +65,11 @@ void library_kernel_error(int err, const char *what)
 	switch (err) {
 	case EINVAL:
 	case ENOSYS:
-		why = "the kernel has no KSM (CONFIG_KSM), or not this interface";
+		why = ksm_in_kernel() ? (!strncmp(what, "prctl", 5) ?
+			"this kernel has KSM, but no PR_SET_MEMORY_MERGE (Linux 6.4+): "
+			"KSM_ENABLE_MODE=auto or madvise advises the regions instead" :
+			"this kernel has KSM, but refused the call") :
+			"the kernel has no KSM (no " KSM_SYSFS_DIR ": CONFIG_KSM)";
 		fatal = 1;
 		break;
 	case EPERM:

@@ -34,7 +34,7 @@ setup() { requires faultinject; }
 		"$PROGS/dupmem" mmap=1 getmerge exit=42
 	[ "$status" = 42 ]
 	[ "$(echo "$stderr" | grep -c .)" = 1 ]
-	[[ "$stderr" == *"warning: prctl(PR_SET_MEMORY_MERGE): EINVAL"* ]]
+	[[ "$stderr" == *"warning: prctl(PR_SET_MEMORY_MERGE): EINVAL (this kernel has KSM, but no PR_SET_MEMORY_MERGE (Linux 6.4+): KSM_ENABLE_MODE=auto or madvise advises the regions instead)"* ]]
 	[[ "$output" == *"merge_any "*" 0" ]]
 }
 
@@ -55,11 +55,25 @@ setup() { requires faultinject; }
 
 @test "madvise EINVAL (no KSM): one warning, then the library stops trying" {
 	requires root
-	start_workload -- "$FAULT" -f "madvise,arg2=12:EINVAL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise \
+	# A kernel without KSM: EINVAL from madvise, and no /sys/kernel/mm/ksm
+	# (hidden in a mount namespace of the test's own).
+	start_workload -- unshare --mount --propagation private sh -c \
+		'mount -t tmpfs -o size=4k ksmenable-test /sys/kernel/mm && exec "$@"' sh \
+		"$FAULT" -f "madvise,arg2=12:EINVAL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise \
 		"$PROGS/dupmem" sleep=1500 mmap=1 wait
+	wait_until 10 grep -q . "$WL_ERR"
 	[ "$(grep -c . "$WL_ERR")" = 1 ]
-	grep -q "EINVAL (the kernel has no KSM" "$WL_ERR"
+	grep -q "madvise(MADV_MERGEABLE): EINVAL (the kernel has no KSM (no /sys/kernel/mm/ksm: CONFIG_KSM))" "$WL_ERR"
 	run ! grep -qx ksmenable /proc/$WL_PID/task/*/comm
 	stop_workload
 	[ "$WL_STATUS" = 0 ]
+}
+
+@test "madvise EINVAL where the kernel has KSM: a refusal, not a kernel without KSM" {
+	requires root ksm
+	run --separate-stderr "$FAULT" -f "madvise,arg2=12:EINVAL" env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise \
+		"$PROGS/dupmem" sleep=1500 mmap=1 exit=5
+	[ "$status" = 5 ]
+	[ "$(echo "$stderr" | grep -c .)" = 1 ]
+	[[ "$stderr" == *"madvise(MADV_MERGEABLE): EINVAL (this kernel has KSM, but refused the call)"* ]]
 }
