@@ -26,6 +26,7 @@
 #include "attach/stops.h"
 #include "attach/target.h"
 #include "common/files.h"
+#include "common/kfeature.h"
 #include "common/parse.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
@@ -35,16 +36,6 @@
 
 #define MAX_REGIONS (1 << 20)           /* far above vm.max_map_count's default of 65530 */
 #define MAPS_BUF (1 << 20)
-
-/* Whether this kernel has PR_SET_MEMORY_MERGE (probed once in ksm-run itself). */
-static bool target_kernel_has_prctl(void)
-{
-	static int known = -1;
-
-	if (known < 0)
-		known = prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
-	return known;
-}
 
 /*
  * The regions the calls act on.  Madvise form: those the selection
@@ -142,7 +133,7 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 		r->outcome = TARGET_ALREADY;
 		return false;
 	}
-	if (plan->process_wide && !target_kernel_has_prctl()) {
+	if (plan->process_wide && !kfeature_present(KF_PRCTL)) {
 		target_refuse(r, "this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4): choose regions with "
 		       "--allow (madvise), which older kernels have");
 		return false;

@@ -15,6 +15,7 @@
 #include "common/files.h"
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/kfeature.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "eval/profile.h"
@@ -202,6 +203,7 @@ static void json_system(struct jsonw *w, const struct sampler *s, const struct f
 	jw_ll(w, "delta", shown_delta(s, fg->left_over, "general_profit"));
 	jw_ll(w, "peak", s->profit_peak);
 	jw_ll(w, "peak_live", s->profit_peak_live);
+	jw_bool(w, "computed", s->last.profit_computed);
 	jw_end(w);
 	jw_bool(w, "counters_left_over", fg->left_over);
 	jw_object(w, "full_scans");
@@ -378,32 +380,34 @@ static void write_survivors(FILE *f, const struct sampler *s, const struct repor
 	fputs(fg->survivors > shown ? " ...\n" : "\n", f);
 }
 
-/*
- * What every process on the machine merged.  Left-over start figures (KSM
- * stopped with counters of an earlier run, see counters_left_over) are only
- * a note: ksmd drops them once it runs, and a change from them would read
- * as a loss of this command's.
- */
 /* A counter's line: its figures, or that this kernel does not have it (LLONG_MIN: no such file). */
 static void counter_line(FILE *f, const char *name, long long first, long long last, bool only_last)
 {
 	if (first == LLONG_MIN || last == LLONG_MIN)
-		fprintf(f, "    %-15s not in this kernel\n", name);
+		fprintf(f, "    %-15s %s\n", name, kfeature_absent_text(name));
 	else if (only_last)
 		fprintf(f, "    %-15s %lld pages at the end\n", name, last);
 	else
 		fprintf(f, "    %-15s %lld -> %lld pages\n", name, first, last);
 }
 
-/* "+N", or that this kernel does not count it. */
-static const char *growth_text(long long d, char *buf, size_t len)
+/* "+N" for the counter NAME, or that this kernel does not count it. */
+static const char *growth_text(const struct sampler *s, const char *name, char *buf, size_t len)
 {
+	long long d = delta(s, name);
+
 	if (d == LLONG_MIN)
-		return "not in this kernel";
+		return kfeature_absent_text(name);
 	snprintf(buf, len, "+%lld", d);
 	return buf;
 }
 
+/*
+ * What every process on the machine merged.  Left-over start figures (KSM
+ * stopped with counters of an earlier run, see counters_left_over) are only
+ * a note: ksmd drops them once it runs, and a change from them would read
+ * as a loss of this command's.
+ */
 static void write_system(FILE *f, const struct sampler *s, const struct figures *fg)
 {
 	char scanned[32], skipped[32];
@@ -412,7 +416,7 @@ static void write_system(FILE *f, const struct sampler *s, const struct figures 
 
 	fputs("  system-wide, every process on this machine (not only this command):\n", f);
 	if (!have_profit)
-		fputs("    general_profit  not in this kernel\n", f);
+		fprintf(f, "    general_profit  %s\n", kfeature_absent_text("general_profit"));
 	else if (!fg->left_over)
 		fprintf(f, "    general_profit  %s -> %s  (%s), peak %s while it ran\n",
 			human_bytes(sys_value(&s->first, "general_profit"), false),
@@ -424,14 +428,16 @@ static void write_system(FILE *f, const struct sampler *s, const struct figures 
 	else
 		fprintf(f, "    general_profit  %s at the end (no sample after ksmd dropped the leftovers: two full scans)\n",
 			human_bytes(sys_value(&s->last, "general_profit"), false));
+	if (have_profit && s->last.profit_computed)
+		fprintf(f, "                    computed by the kernel's formula from the page counters: this kernel\n"
+			"                    has no general_profit file (Linux %s+)\n", kfeature_info(KF_GENERAL_PROFIT)->since);
 	for (int i = 1; i < 6; i++)
 		counter_line(f, sys_counter_names[i], s->first.v[i], s->last.v[i], fg->left_over);
 	fprintf(f, "    full scans      %lld during the run", fg->scans);
 	if (fg->mean_scan >= 0)
 		fprintf(f, ", %.1f s per scan", fg->mean_scan);
-	fprintf(f, "\n    pages_scanned   %s, pages_skipped %s\n",
-		growth_text(delta(s, "pages_scanned"), scanned, sizeof scanned),
-		growth_text(delta(s, "pages_skipped"), skipped, sizeof skipped));
+	fprintf(f, "\n    pages_scanned   %s", growth_text(s, "pages_scanned", scanned, sizeof scanned));
+	fprintf(f, ", pages_skipped %s\n", growth_text(s, "pages_skipped", skipped, sizeof skipped));
 	if (fg->ksmd_cpu >= 0)
 		fprintf(f, "    ksmd CPU        %.2f s, %.1f%% of one core\n", fg->ksmd_cpu, fg->ksmd_pct);
 	if (fg->left_over)

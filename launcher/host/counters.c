@@ -18,17 +18,47 @@ const char *const sys_counter_names[SYS_COUNTERS] = {
 
 void counters_sample(struct sys_sample *out, pid_t ksmd)
 {
-	char path[128], buf[64];
+	counters_sample_from(out, KSM_SYSFS_DIR, ksmd);
+}
+
+void counters_sample_from(struct sys_sample *out, const char *dir, pid_t ksmd)
+{
+	char path[PATH_MAX], buf[64];
 	long long v;
 
 	out->t = now_s();
 	for (int i = 0; i < SYS_COUNTERS; i++) {
-		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, sys_counter_names[i]);
+		snprintf(path, sizeof path, "%s/%s", dir, sys_counter_names[i]);
 		out->v[i] = LLONG_MIN;
 		if (!read_text(path, buf, sizeof buf) && !parse_ll(buf, LLONG_MIN + 1, LLONG_MAX, &v))
 			out->v[i] = v;
 	}
+	out->profit_computed = false;
+	if (out->v[0] == LLONG_MIN) {
+		out->v[0] = counters_profit_of(sys_value(out, "pages_shared"), sys_value(out, "pages_sharing"),
+					       sys_value(out, "pages_unshared"), sys_value(out, "pages_volatile"),
+					       sys_value(out, "ksm_zero_pages"), sysconf(_SC_PAGESIZE));
+		out->profit_computed = out->v[0] != LLONG_MIN;
+	}
 	out->ksmd_cpu = ksmd_cpu_seconds(ksmd);
+}
+
+long long counters_profit_of(long long shared, long long sharing, long long unshared, long long volatile_,
+			     long long zero_pages, long long page)
+{
+	if (shared == LLONG_MIN || sharing == LLONG_MIN || unshared == LLONG_MIN || volatile_ == LLONG_MIN)
+		return LLONG_MIN;
+	if (zero_pages == LLONG_MIN)
+		zero_pages = 0;
+	/* pages_volatile is the rmap items less the other three: the four add up to them. */
+	long long merged, rmap, gain, cost, profit;
+	if (__builtin_add_overflow(sharing, zero_pages, &merged) || __builtin_mul_overflow(merged, page, &gain) ||
+	    __builtin_add_overflow(shared, sharing, &rmap) || __builtin_add_overflow(rmap, unshared, &rmap) ||
+	    __builtin_add_overflow(rmap, volatile_, &rmap) ||
+	    __builtin_mul_overflow(rmap, KSM_RMAP_ITEM_BYTES, &cost) || __builtin_sub_overflow(gain, cost, &profit) ||
+	    profit == LLONG_MIN)
+		return LLONG_MIN;       /* no kernel counts that much: not a figure */
+	return profit;
 }
 
 long long sys_value(const struct sys_sample *ss, const char *name)

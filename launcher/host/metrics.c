@@ -248,6 +248,13 @@ static void command_metrics(FILE *f, const struct metrics_command *c, long page)
 static void machine_metrics(FILE *f, const struct metrics_source *src)
 {
 	sysfs_metrics(f, src->files);
+	/* A kernel without the file (before 6.4): the same figure by the same formula, said to be computed. */
+	if (src->now && src->now->profit_computed) {
+		family(f, "general_profit_computed_bytes", "gauge",
+		       "general_profit computed by the kernel's formula from pages_sharing and the rmap items "
+		       "(pages_shared + pages_sharing + pages_unshared + pages_volatile): this kernel has no such file");
+		sample_ll(f, "general_profit_computed_bytes", NULL, NULL, sys_value(src->now, "general_profit"));
+	}
 	if (src->now && src->now->ksmd_cpu >= 0) {
 		family(f, "ksmd_cpu_seconds_total", "counter", "CPU time of the ksmd kernel thread");
 		sample_start(f, "ksmd_cpu_seconds_total", NULL, NULL);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/kfeature.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/knobs.h"
@@ -275,6 +276,7 @@ static void status_json(void)
 	struct knob_set knobs;
 	struct top_process *t;
 	struct jsonw w;
+	struct sys_sample now;
 	char path[128], val[64], why[256], mgr[128];
 	long long v;
 	int n, r;
@@ -286,6 +288,7 @@ static void status_json(void)
 	for (int i = 0; i < knobs.n; i++)
 		jw_knob(&w, knobs.k[i].name, knobs.k[i].value);
 	jw_end(&w);
+	counters_sample(&now, 0);
 	jw_object(&w, "counters");
 	for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, counters[i]);
@@ -293,6 +296,14 @@ static void status_json(void)
 			continue;
 		jw_ll(&w, counters[i], v);
 	}
+	/* Where the kernel lacks the file, general_profit as computed ("general_profit_computed"). */
+	if (now.profit_computed)
+		jw_ll(&w, "general_profit", sys_value(&now, "general_profit"));
+	jw_end(&w);
+	jw_bool(&w, "general_profit_computed", now.profit_computed);
+	jw_object(&w, "kernel");
+	for (int f = 0; f < KF_COUNT; f++)
+		jw_bool(&w, kfeature_info(f)->key, kfeature_present(f));
 	jw_end(&w);
 	r = hoststate_peek(&st, why, sizeof why);
 	jw_bool(&w, "counters_left_over", counters_left_over_now());
@@ -328,8 +339,8 @@ int status_main(bool json)
 	};
 	struct knob_set knobs;
 	char buf[4096], fields[256];
-	long long page = sysconf(_SC_PAGESIZE), v, gp = LLONG_MIN;
-	bool prctl_ok = prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
+	long long page = sysconf(_SC_PAGESIZE), gp;
+	struct sys_sample now;
 
 	if (access(KSM_SYSFS_DIR, F_OK)) {
 		if (json)
@@ -353,21 +364,23 @@ int status_main(bool json)
 		if (!read_text(buf, val, sizeof val))
 			printf(" %s=%s", counters[i], val);
 	}
-	snprintf(buf, sizeof buf, "%s/general_profit", KSM_SYSFS_DIR);
-	char val[64];
-	if (!read_text(buf, val, sizeof val) && !parse_ll(val, LLONG_MIN + 1, LLONG_MAX, &v)) {
-		gp = v;
-		printf("\ngeneral_profit: %lld KiB saved system-wide (after KSM's own metadata)", v / 1024);
-	}
+	counters_sample(&now, 0);
+	if ((gp = sys_value(&now, "general_profit")) != LLONG_MIN)
+		printf("\ngeneral_profit: %lld KiB saved system-wide (after KSM's own metadata)%s", gp / 1024,
+		       now.profit_computed ? ",\n  computed from the page counters: this kernel has no general_profit file" : "");
 	if (counters_left_over_now())
 		printf("\n  LEFT OVER: KSM is stopped (run=0), nothing merges now; the counters keep what was\n"
 		       "  merged before it stopped, also for processes that have exited since");
 	ksm_stat_fields(fields, sizeof fields);
-	printf("\n\nkernel support:\n");
-	printf("  prctl(PR_SET_MEMORY_MERGE): %s\n", prctl_ok ? "yes" : "no (kernel before 6.4: madvise only)");
-	printf("  merge flag inherited across exec: %s\n", prctl_ok ? probe_exec() : "no");
-	printf("  smart_scan: %s\n", access(KSM_SYSFS_DIR "/smart_scan", F_OK) ? "no" : "yes");
-	printf("  scan-time advisor: %s\n", access(KSM_SYSFS_DIR "/advisor_mode", F_OK) ? "no" : "yes");
+	printf("\n\nkernel support (probed; where missing, the mainline kernel that brought it and what ksm-run does):\n");
+	for (int f = 0; f < KF_COUNT; f++) {
+		const struct kfeature_info *k = kfeature_info(f);
+		if (kfeature_present(f))
+			printf("  %s: yes\n", k->what);
+		else
+			printf("  %s: no (Linux %s+): %s\n", k->what, k->since, k->without);
+	}
+	printf("  merge flag inherited across exec: %s\n", kfeature_present(KF_PRCTL) ? probe_exec() : "no");
 	printf("  ksm_stat fields: %s\n", fields);
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");

@@ -113,6 +113,7 @@ static void json_view(const struct view *v)
 		if (v->now.v[i] != LLONG_MIN)
 			jw_ll(&w, sys_counter_names[i], v->now.v[i]);
 	jw_end(&w);
+	jw_bool(&w, "general_profit_computed", v->now.profit_computed);
 	jw_bool(&w, "counters_left_over", counters_left_over_now());
 	jw_fixed(&w, "ksmd_cpu_seconds", v->now.ksmd_cpu, 2, true);
 	jw_fixed(&w, "ksmd_cpu_percent", v->cpu_pct, 2, true);

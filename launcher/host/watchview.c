@@ -110,7 +110,7 @@ static void trend_text(FILE *f, const struct view *v, int cols)
 			lo < 0 ? ", low " : "", lo < 0 ? human_bytes((long long)lo, false) : "",
 			human_bytes((long long)hi, false));
 	else
-		fprintf(f, "%s  unknown (no general_profit: kernel before 6.4)\n", line);
+		fprintf(f, "%s  unknown (no general_profit, and no page counters to compute it)\n", line);
 	fprintf(f, "  ksmd   ");
 	if (trend_marks(h, n, true, line, &lo, &hi))
 		fprintf(f, "%s  %.1f%% of a core, high %.1f%%\n", line, last_point(h, 1, 0)->cpu_pct >= 0 ?
@@ -215,8 +215,8 @@ static int figures_text(FILE *f, const struct view *v)
 	for (int i = 0; i < NSHOWN; i++)
 		if (!knob_read(shown_knobs[i], val, sizeof val))
 			fprintf(f, " %s=%s", shown_knobs[i], val);
-	fprintf(f, "\nsaved:   general_profit %s  pages_sharing %lld (%s)  pages_shared %lld\n",
-		human_bytes(sys_value(&v->now, "general_profit"), false), sharing,
+	fprintf(f, "\nsaved:   general_profit %s%s  pages_sharing %lld (%s)  pages_shared %lld\n",
+		human_bytes(sys_value(&v->now, "general_profit"), false), v->now.profit_computed ? " (computed)" : "", sharing,
 		human_bytes(sharing == LLONG_MIN ? LLONG_MIN : sharing * page, false),
 		sys_value(&v->now, "pages_shared"));
 	fprintf(f, "ksmd:    ");

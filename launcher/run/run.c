@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/kfeature.h"
 #include "common/msg.h"
 #include "eval/profile.h"
 #include "host/knobs.h"
@@ -94,7 +95,17 @@ static void decide_coverage(struct run *r)
 		r->prctl_pre_exec = false;
 		return;
 	case COVER_PROCESS:
-		r->prctl_pre_exec = true;
+		/* Where the kernel has no such prctl (before 6.4), the library advises each region instead. */
+		r->prctl_pre_exec = kfeature_present(KF_PRCTL);
+		if (r->prctl_pre_exec || exec_kind_of(r->cmd[0]) != EXEC_STATIC)
+			return;
+		if (r->o->tuning.strict)
+			die("--strict: '%s' is a static binary, and this kernel has no PR_SET_MEMORY_MERGE "
+			    "(Linux %s+) to cover it from outside; nothing was run", r->cmd[0],
+			    kfeature_info(KF_PRCTL)->since);
+		msg("'%s' is a static binary, which the library cannot load in, and this kernel has no "
+		    "PR_SET_MEMORY_MERGE (Linux %s+) to cover it from outside: it runs without KSM",
+		    r->cmd[0], kfeature_info(KF_PRCTL)->since);
 		return;
 	case COVER_SELECTION:
 		r->prctl_pre_exec = false;

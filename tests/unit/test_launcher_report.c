@@ -30,8 +30,21 @@ static void sample_6_1(struct sys_sample *ss, double t, long long sharing)
 	}
 }
 
-/* The report of a sampler of 6.1's figures, as text or JSON, into OUT (freed by the caller). */
-static char *report_of(bool json)
+/* The sampler's general_profit where the kernel has none: computed from the counters, and marked. */
+static void compute_profit(struct sys_sample *ss)
+{
+	ss->v[0] = counters_profit_of(sys_value(ss, "pages_shared"), sys_value(ss, "pages_sharing"),
+				      sys_value(ss, "pages_unshared"), sys_value(ss, "pages_volatile"),
+				      sys_value(ss, "ksm_zero_pages"), 4096);
+	ss->profit_computed = true;
+}
+
+/*
+ * The report of a sampler of 6.1's figures, as text or JSON, into OUT
+ * (freed by the caller); COMPUTED: with general_profit computed, as the
+ * sampler does where every page counter is there.
+ */
+static char *report_of(bool json, bool computed)
 {
 	static struct sampler s;
 	struct knob_set knobs = { 0 };
@@ -43,9 +56,14 @@ static char *report_of(bool json)
 	FILE *f;
 
 	memset(&s, 0, sizeof s);
+	s.profit_peak = s.profit_peak_live = s.saved_last = s.saved_peak = LLONG_MIN;
 	sample_6_1(&s.first, 1, 0);
 	sample_6_1(&s.last, 5, 24000);
-	s.profit_peak = s.profit_peak_live = s.saved_last = s.saved_peak = LLONG_MIN;
+	if (computed) {
+		compute_profit(&s.first);
+		compute_profit(&s.last);
+		s.profit_peak = sys_value(&s.last, "general_profit");
+	}
 	CHECK(fd >= 0 && report_write(&o, &s, &j) == 0);
 	f = fdopen(fd, "r");
 	fseek(f, 0, SEEK_END);
@@ -60,12 +78,13 @@ static char *report_of(bool json)
 
 static void test_text_says_what_the_kernel_lacks(void)
 {
-	char *text = report_of(false);
+	char *text = report_of(false, false);
 
 	CHECK(!strstr(text, "9223372036854775808"));
-	CHECK(strstr(text, "general_profit  not in this kernel") != NULL);
-	CHECK(strstr(text, "ksm_zero_pages  not in this kernel") != NULL);
-	CHECK(strstr(text, "pages_scanned   not in this kernel, pages_skipped not in this kernel") != NULL);
+	CHECK(strstr(text, "general_profit  not in this kernel (Linux 6.4+)") != NULL);
+	CHECK(strstr(text, "ksm_zero_pages  not in this kernel (Linux 6.10+)") != NULL);
+	CHECK(strstr(text, "pages_scanned   not in this kernel (Linux 6.6+), "
+			   "pages_skipped not in this kernel (Linux 6.7+)") != NULL);
 	CHECK(strstr(text, "pages_sharing   0 -> 24000 pages") != NULL);
 	if (strstr(text, "9223372036854775808") || !strstr(text, "not in this kernel"))
 		fputs(text, stderr);
@@ -74,7 +93,7 @@ static void test_text_says_what_the_kernel_lacks(void)
 
 static void test_json_has_null(void)
 {
-	char *json = report_of(true);
+	char *json = report_of(true, false);
 
 	CHECK(!strstr(json, "9223372036854775808"));
 	CHECK(strstr(json, "\"general_profit\":{\"start\":null,\"end\":null,\"delta\":null") != NULL);
@@ -82,4 +101,25 @@ static void test_json_has_null(void)
 	free(json);
 }
 
-UNIT_MAIN(UNIT_TEST(test_text_says_what_the_kernel_lacks), UNIT_TEST(test_json_has_null))
+/* Where the sampler computed general_profit: the figure, said to be computed, in text and JSON. */
+static void test_computed_profit_is_said(void)
+{
+	char *text = report_of(false, true), *json = report_of(true, true);
+	long long end = 24000LL * 4096 - (10 + 24000 + 10 + 10) * 64LL;
+	char want[128];
+
+	CHECK(!strstr(text, "9223372036854775808") && !strstr(json, "9223372036854775808"));
+	CHECK(strstr(text, "computed by the kernel's formula from the page counters") != NULL);
+	CHECK(strstr(text, "no general_profit file (Linux 6.4+)") != NULL);
+	snprintf(want, sizeof want, "\"general_profit\":{\"start\":%lld,\"end\":%lld,", -30LL * 64, end);
+	CHECK(strstr(json, want) != NULL);
+	CHECK(strstr(json, "\"computed\":true") != NULL);
+	free(text);
+	free(json);
+	json = report_of(true, false);
+	CHECK(strstr(json, "\"computed\":false") != NULL);
+	free(json);
+}
+
+UNIT_MAIN(UNIT_TEST(test_text_says_what_the_kernel_lacks), UNIT_TEST(test_json_has_null),
+	  UNIT_TEST(test_computed_profit_is_said))

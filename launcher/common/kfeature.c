@@ -1,0 +1,118 @@
+/* kfeature.c - the KSM interfaces by kernel, and one probe for each. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "common/kfeature.h"
+#include "kernel_abi.h"
+
+/* In the order of enum kfeature; the kernels are mainline's (KERNEL-NOTES, the admin guides). */
+static const struct kfeature_info table[KF_COUNT] = {
+	[KF_MERGING_PAGES_FILE] = { "ksm_merging_pages_file", "/proc/PID/ksm_merging_pages", "5.19",
+		"a process's merged pages are unknown; the saved figure is still counted by page frame (as root)" },
+	[KF_KSM_STAT] = { "ksm_stat", "/proc/PID/ksm_stat", "6.1",
+		"a process's KSM metadata (rmap items) is unknown, and so is its profit" },
+	[KF_GENERAL_PROFIT] = { "general_profit", "general_profit, ksm_stat's ksm_merging_pages and ksm_process_profit",
+		"6.4", "general_profit is computed from the page counters by the kernel's formula, and said to be; "
+		"merged pages from /proc/PID/ksm_merging_pages; a process's profit is unknown" },
+	[KF_PRCTL] = { "prctl", "prctl(PR_SET_MEMORY_MERGE)", "6.4",
+		"the library advises the regions with madvise instead; a static binary is not covered, "
+		"and --attach takes a region selection (--allow, --deny, --min-size or --mode=madvise)" },
+	[KF_PAGES_SCANNED] = { "pages_scanned", "pages_scanned", "6.6", "the scan's progress in pages is not shown" },
+	[KF_SMAPS_KSM] = { "smaps_ksm", "the KSM: line of /proc/PID/smaps", "6.6",
+		"a region's merged memory is counted by walking its page frames (as root)" },
+	[KF_SMART_SCAN] = { "smart_scan", "smart_scan, pages_skipped", "6.7",
+		"every candidate page is scanned on every pass: the steady phase costs more CPU" },
+	[KF_ADVISOR] = { "advisor", "the scan-time advisor (advisor_mode)", "6.8",
+		"ksm-run's own tuning only; --advisor=none is already so" },
+	[KF_ZERO_PAGES] = { "ksm_zero_pages", "ksm_zero_pages", "6.10",
+		"zero pages merged under use_zero_pages are not counted apart" },
+};
+
+/* Which sysfs files came with which feature; the others are as old as KSM. */
+static const struct {
+	const char *name;
+	enum kfeature f;
+} counters[] = {
+	{ "general_profit", KF_GENERAL_PROFIT }, { "pages_scanned", KF_PAGES_SCANNED },
+	{ "pages_skipped", KF_SMART_SCAN }, { "smart_scan", KF_SMART_SCAN },
+	{ "ksm_zero_pages", KF_ZERO_PAGES }, { "advisor_mode", KF_ADVISOR },
+};
+
+const struct kfeature_info *kfeature_info(enum kfeature f)
+{
+	return f >= 0 && f < KF_COUNT ? &table[f] : NULL;
+}
+
+static bool sysfs_has(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Does a line of this process's smaps begin with "KSM:"?  Every mapping has one where the kernel writes it. */
+static bool smaps_has_ksm_line(void)
+{
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof line, f))
+		found = !strncmp(line, "KSM:", 4);
+	fclose(f);
+	return found;
+}
+
+static bool probe(enum kfeature f)
+{
+	switch (f) {
+	case KF_MERGING_PAGES_FILE: return access("/proc/self/ksm_merging_pages", F_OK) == 0;
+	case KF_KSM_STAT:           return access("/proc/self/ksm_stat", F_OK) == 0;
+	case KF_GENERAL_PROFIT:     return sysfs_has("general_profit");
+	/* EINVAL for an unknown option; a kernel with it answers 0 or 1. */
+	case KF_PRCTL:              return prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
+	case KF_PAGES_SCANNED:      return sysfs_has("pages_scanned");
+	case KF_SMAPS_KSM:          return smaps_has_ksm_line();
+	case KF_SMART_SCAN:         return sysfs_has("smart_scan");
+	case KF_ADVISOR:            return sysfs_has("advisor_mode");
+	case KF_ZERO_PAGES:         return sysfs_has("ksm_zero_pages");
+	case KF_COUNT:              break;
+	}
+	return false;
+}
+
+bool kfeature_present(enum kfeature f)
+{
+	/* 0: not probed yet; ksm-run probes from one thread. */
+	static signed char known[KF_COUNT];
+
+	if (f < 0 || f >= KF_COUNT)
+		return false;
+	if (!known[f])
+		known[f] = probe(f) ? 1 : -1;
+	return known[f] > 0;
+}
+
+enum kfeature kfeature_of_counter(const char *name)
+{
+	for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++)
+		if (!strcmp(counters[i].name, name))
+			return counters[i].f;
+	return KF_COUNT;
+}
+
+const char *kfeature_absent_text(const char *name)
+{
+	static char text[64];
+	enum kfeature f = kfeature_of_counter(name);
+
+	if (f == KF_COUNT)
+		return "not in this kernel";
+	snprintf(text, sizeof text, "not in this kernel (Linux %s+)", table[f].since);
+	return text;
+}
