@@ -123,21 +123,41 @@ static long long within_cpu(const struct tuner *t, long long pages, double cpu_p
 	return pages < STEADY_MIN_PAGES ? STEADY_MIN_PAGES : pages;
 }
 
+/*
+ * The steady rate's cost, said where it differs from the plan: the full
+ * scan's period at the rate in force (the minimum rate or the CPU ceiling
+ * may make it longer than the one asked for), and, on a kernel without
+ * smart scan (before 6.7), that every tracked page is rescanned each pass.
+ */
+static void describe_cost(const struct tuner *t, char *buf, size_t len)
+{
+	double per_s = t->steady_pages * 1000.0 / sleep_ms_of(t);
+	double period = t->rmap_at_handover > 0 && per_s > 0 ? (double)t->rmap_at_handover / per_s :
+			t->cfg.steady_scan_s;
+	size_t n = (size_t)snprintf(buf, len, " (a full scan about every %.*f s)", period < 10 ? 1 : 0, period);
+
+	if (t->no_smart_scan && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; no smart scan in this kernel (Linux 6.7+): "
+				      "all %lld tracked pages are rescanned on each pass, %.0f pages/s",
+				      t->rmap_at_handover > 0 ? t->rmap_at_handover : 0, per_s);
+	if (t->frugal && n < len)
+		snprintf(buf + n, len - n, "; slowed to the minimum: merging did not pay for ksmd's CPU");
+}
+
 static void describe(struct tuner *t)
 {
+	char cost[256];
+
+	describe_cost(t, cost, sizeof cost);
 	/* Taken over in the steady phase (tune_resume_steady): this tuner never boosted. */
 	if (!t->boosts) {
-		snprintf(t->handover, sizeof t->handover,
-			 "taken over in the steady phase: %lld pages every %s ms (a full scan about every %.0f s)%s",
-			 t->steady_pages, t->sleep_before, t->cfg.steady_scan_s,
-			 t->frugal ? "; slowed to the minimum: merging did not pay for ksmd's CPU" : "");
+		snprintf(t->handover, sizeof t->handover, "taken over in the steady phase: %lld pages every %s ms%s",
+			 t->steady_pages, t->sleep_before, cost);
 		return;
 	}
-	snprintf(t->handover, sizeof t->handover,
-		 "boost %d/%sms for %.0f s%s, then %lld pages every %s ms (a full scan about every %.0f s)%s",
+	snprintf(t->handover, sizeof t->handover, "boost %d/%sms for %.0f s%s, then %lld pages every %s ms%s",
 		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on new memory)" : "",
-		 t->steady_pages, t->sleep_before, t->cfg.steady_scan_s,
-		 t->frugal ? "; slowed to the minimum: merging did not pay for ksmd's CPU" : "");
+		 t->steady_pages, t->sleep_before, cost);
 }
 
 static void go_steady(struct tuner *t, const struct tune_input *in, struct knob_set *out, const char *why)
@@ -147,6 +167,7 @@ static void go_steady(struct tuner *t, const struct tune_input *in, struct knob_
 	t->phase = TUNE_STEADY;
 	t->boost_total += in->now->t - t->boost_start;
 	t->rmap_at_handover = sys_rmap_items(in->now);
+	t->no_smart_scan = sys_value(in->now, "pages_skipped") == LLONG_MIN;
 	t->cand_at_handover = in->candidate_pages;
 	t->steady_pages = within_cpu(t, steady_pages(t, t->rmap_at_handover, in->pressure), in->ksmd_cpu_pct);
 	snprintf(v, sizeof v, "%lld", t->steady_pages);

@@ -45,6 +45,7 @@ struct tuner {
 	char handover[512];            /* what was done, for the report; "" before the hand-over */
 	char last_decision[256];       /* the latest change, for the daemon's log; "" none new */
 	bool frugal;                   /* slowed to the minimum: merging does not pay */
+	bool no_smart_scan;            /* the kernel has no pages_skipped: every page rescanned */
 	double cheap_since;            /* when profit per CPU fell under the floor; 0 not */
 };
 

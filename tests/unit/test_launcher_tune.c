@@ -337,6 +337,12 @@ static void test_tune_taken_over_steady(void)
 	CHECK(t.phase == TUNE_STEADY && !strcmp(knob_lookup(&want, "pages_to_scan"), "100"));
 	CHECK(strstr(t.handover, "boost") == NULL);
 	CHECK(strstr(t.handover, "taken over in the steady phase: 100 pages every 20 ms") == t.handover);
+	CHECK(strstr(t.handover, "(a full scan about every 20 s)") != NULL);
+	CHECK(strstr(t.handover, "smart scan") == NULL);
+	/* At the minimum rate, fewer tracked pages are scanned sooner than asked: the period in force. */
+	s.v[0] = 40000 * page - 41000LL * 64;           /* 41,000 rmap items */
+	tune_resume_steady(&t, NULL, "20", &s, &want);
+	CHECK(strstr(t.handover, "100 pages every 20 ms (a full scan about every 8.2 s)") != NULL);
 }
 
 /*
@@ -368,6 +374,9 @@ static void test_tune_without_general_profit(void)
 	}
 	CHECK(t.phase == TUNE_STEADY);
 	CHECK(t.steady_pages == 400000 * 20 / 20000);           /* one full scan every 20 s */
+	/* What the steady phase costs without smart scan is said. */
+	CHECK(strstr(t.handover, "400 pages every 20 ms (a full scan about every 20 s); no smart scan in this "
+			"kernel (Linux 6.7+): all 400000 tracked pages are rescanned on each pass, 20000 pages/s"));
 	s.t = now + 1;
 	s.v[3] = 600000;                                         /* 650,000 rmap items: grown by over half */
 	tune_tick(&t, &in, &out);
