@@ -95,7 +95,6 @@ static bool listed(const struct report_opts *o, const struct proc_info *p, long 
 	return o->all_processes || p->peak_merging * page >= FOLD_BELOW_BYTES;
 }
 
-
 /* The parent a process had when it merged: after a reparenting it is ksm-run. */
 static pid_t shown_ppid(const struct proc_info *p)
 {
@@ -107,6 +106,28 @@ static void add_known(long long *sum, long long v)
 {
 	if (v != LLONG_MIN)
 		*sum = (*sum == LLONG_MIN ? 0 : *sum) + v;
+}
+
+/*
+ * What the library said in the tree's processes: 1 that it enabled KSM in
+ * every one that reported, -1 that it did not in some, 0 nothing.  Where
+ * the kernel cannot say whether a process has the process-wide flag
+ * (before 6.4), the main process's own word may be missing while its
+ * children's are there (sh -c).
+ */
+static int library_word_of_tree(const struct sampler *s)
+{
+	int enabled = 0;
+
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct proc_info *p = &s->procs[i];
+		if (!p->from_lib)
+			continue;
+		if (!p->mode[0] || !strcmp(p->mode, "none") || !strcmp(p->mode, "off"))
+			return -1;
+		enabled++;
+	}
+	return enabled > 0;
 }
 
 static void compute(struct figures *fg, const struct report_opts *o, const struct sampler *s,
@@ -151,6 +172,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 	fg->mean_scan = s->scans_t1 > s->scans_t0 && s->scans_t0 >= 0 ?
 		(s->scan_t1 - s->scan_t0) / (double)(s->scans_t1 - s->scans_t0) : -1;
 	const struct proc_info *m = fg->main;
+	int word;
 	fg->lib_loaded = m && (m->from_lib || m->lib_mapped);
 	if (m && m->from_lib && strcmp(m->mode, "none") && strcmp(m->mode, "off") && m->mode[0])
 		fg->covered_by = "library";
@@ -158,8 +180,10 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "prctl";
 	else if (m && m->merge_any == 0 && m->sampled)
 		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "none";
+	else if ((word = library_word_of_tree(s)) > 0)
+		fg->covered_by = "library";     /* the main process said nothing (sh -c before 6.4, say) */
 	else
-		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded ? "unknown" : "none";
+		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded || word ? "unknown" : "none";
 	if (j->followed)
 		fg->covered_by = "attach";      /* enabled from outside: no command to judge */
 }

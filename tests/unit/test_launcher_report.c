@@ -44,6 +44,9 @@ static void compute_profit(struct sys_sample *ss)
  * (freed by the caller); COMPUTED: with general_profit computed, as the
  * sampler does where every page counter is there.
  */
+static struct proc_info *procs;     /* the tree the next report_of shows; NULL none */
+static int nprocs;
+
 static char *report_of(bool json, bool computed)
 {
 	static struct sampler s;
@@ -57,6 +60,8 @@ static char *report_of(bool json, bool computed)
 
 	memset(&s, 0, sizeof s);
 	s.profit_peak = s.profit_peak_live = s.saved_last = s.saved_peak = LLONG_MIN;
+	s.procs = procs;
+	s.nprocs = s.cap = nprocs;
 	sample_6_1(&s.first, 1, 0);
 	sample_6_1(&s.last, 5, 24000);
 	if (computed) {
@@ -121,5 +126,35 @@ static void test_computed_profit_is_said(void)
 	free(json);
 }
 
+/*
+ * sh -c '...' on 6.1: the shell (the main process, 4242) said nothing and
+ * the kernel cannot tell its flag (merge_any -1), while both children said
+ * the library enabled them with madvise: enabled by the library, not
+ * "unknown".  One child with the library off: unknown, not "none".
+ */
+static void test_covered_by_the_children(void)
+{
+	struct proc_info tree[3] = {
+		{ .pid = 4242, .merge_any = -1, .sampled = true, .lib_mapped = false },
+		{ .pid = 4243, .ppid = 4242, .merge_any = -1, .sampled = true, .from_lib = true, .mode = "madvise" },
+		{ .pid = 4244, .ppid = 4242, .merge_any = -1, .sampled = true, .from_lib = true, .mode = "madvise" },
+	};
+	char *json;
+
+	for (int i = 0; i < 3; i++)
+		tree[i].profit = tree[i].peak_profit = tree[i].kept_user = LLONG_MIN;
+	procs = tree;
+	nprocs = 3;
+	json = report_of(true, false);
+	CHECK(strstr(json, "\"covered_by\":\"library\"") != NULL);
+	free(json);
+	snprintf(tree[2].mode, sizeof tree[2].mode, "off");
+	json = report_of(true, false);
+	CHECK(strstr(json, "\"covered_by\":\"unknown\"") != NULL);
+	free(json);
+	procs = NULL;
+	nprocs = 0;
+}
+
 UNIT_MAIN(UNIT_TEST(test_text_says_what_the_kernel_lacks), UNIT_TEST(test_json_has_null),
-	  UNIT_TEST(test_computed_profit_is_said))
+	  UNIT_TEST(test_computed_profit_is_said), UNIT_TEST(test_covered_by_the_children))
