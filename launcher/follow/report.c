@@ -341,9 +341,16 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 static void write_saved(FILE *f, const struct sampler *s, const struct figures *fg)
 {
 	if (fg->saved == LLONG_MIN) {
-		fprintf(f, "  saved:    not counted by page frame (%s); the sum of the processes' "
-			"ksm_process_profit below counts the copy KSM keeps too, and overstates\n",
+		fprintf(f, "  saved:    not counted by page frame (%s); ",
 			s->frames_error ? strerror(-s->frames_error) : "no page was merged");
+		if (fg->tree_profit == LLONG_MIN)
+			fprintf(f, "the processes' own profit is unknown too (ksm_process_profit %s)\n",
+				/* It came with general_profit (kfeature.c): the sample tells whether the kernel has it. */
+				sys_value(&s->last, "general_profit") != LLONG_MIN && !s->last.profit_computed ?
+				"not read" : "not in this kernel (Linux 6.4+)");
+		else
+			fputs("the sum of the processes' ksm_process_profit below counts the copy KSM keeps too, "
+			      "and overstates\n", f);
 		return;
 	}
 	fprintf(f, "  saved:    %s", human_bytes(fg->saved, false));

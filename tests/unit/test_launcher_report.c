@@ -91,6 +91,9 @@ static void test_text_says_what_the_kernel_lacks(void)
 	CHECK(strstr(text, "pages_scanned   not in this kernel (Linux 6.6+), "
 			   "pages_skipped not in this kernel (Linux 6.7+)") != NULL);
 	CHECK(strstr(text, "pages_sharing   0 -> 24000 pages") != NULL);
+	CHECK(strstr(text, "the processes' own profit is unknown too (ksm_process_profit not in this kernel "
+			   "(Linux 6.4+))") != NULL);
+	CHECK(strstr(text, "the sum of the processes' ksm_process_profit") == NULL);
 	if (strstr(text, "9223372036854775808") || !strstr(text, "not in this kernel"))
 		fputs(text, stderr);
 	free(text);
