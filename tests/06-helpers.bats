@@ -70,7 +70,7 @@ load launcher_helpers
 	[ "$a" != "$b" ] && [ "$a" != "$WL_PID" ] && [ "$b" != "$WL_PID" ]
 	[ "$(wl_pid)" = "$WL_PID" ] && [ "$(wl_out)" = "$WL_OUT" ] && [ "$(wl_err)" = "$WL_ERR" ]
 	grep -qx "READY $a" "$(wl_out a)"
-	grep -qx "merge_any $b 0" "$(wl_out b)"
+	grep -qx "merge_any $b $(merge_any_unset)" "$(wl_out b)"
 	tr '\0' '\n' <"/proc/$b/environ" | grep -qx KSM_TEST_MARK=b
 	stop_workload a
 	[ "$(wl_status a)" = 3 ] && [ "$WL_STATUS" = 3 ]

@@ -10,8 +10,7 @@ teardown() { stop_workloads; }
 # PR_GET_MEMORY_MERGE of a process that nothing enabled: 0, or -1 (EINVAL)
 # on a kernel without it.
 setup_file() {
-	NO_MERGE_ANY=0
-	"$PROGS/dupmem" getmerge | grep -q -- ' -1$' && NO_MERGE_ANY=-1
+	NO_MERGE_ANY=$(merge_any_unset)
 	export NO_MERGE_ANY
 }
 

@@ -147,14 +147,20 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	[ "$(knob_value pages_to_scan)" = 1111 ]
 }
 
-@test "not root: one warning per knob, and the command runs with the prctl" {
+@test "not root: one warning per knob, and the command runs with KSM" {
 	stage_for_nobody dupmem
-	run --separate-stderr as_nobody "$NB_KSM_RUN" -q --pages-to-scan=999 --advisor=none -- "$NB_PROGS/dupmem" getmerge
+	run --separate-stderr as_nobody "$NB_KSM_RUN" -q --pages-to-scan=999 --advisor=none -- \
+		"$NB_PROGS/dupmem" mmap=1 getmerge mergeable
 	[ "$status" -eq 0 ]
 	[[ $stderr != *"libksmenable.so not found"* ]]
 	[[ $stderr == *"cannot set pages_to_scan=999: Permission denied"* ]]
 	[[ $stderr == *"cannot set run=1: Permission denied"* ]]
-	[[ $output == "merge_any "*" 1" ]]
+	# By the prctl, or where the kernel lacks it (before 6.4) by madvise of its mappings.
+	if [ "$(merge_any_unset)" = 0 ]; then
+		[[ $output == *"merge_any "*" 1"* ]]
+	else
+		[[ $output =~ "mergeable "[0-9]+" "[1-9] ]]
+	fi
 	[ "$(knob_value pages_to_scan)" = 100 ]
 	[ "$(knob_value run)" = 0 ]
 }

@@ -33,7 +33,7 @@ within() {
 	wait_until 20 region_merged "$pid" "$addr"
 	# Let the scan finish the region, then read the process directly.
 	wait_until 20 merging_at_least "$pid" 12000
-	direct=$(awk '$1 == "ksm_merging_pages" { print $2 }' /proc/$pid/ksm_stat)
+	direct=$(merged_pages "$pid")
 	# Several samples (interval 0.2 s) while ksmd keeps scanning.
 	sleep 1
 	# Stop ksmd before the command ends, so that it cannot clean up after
@@ -136,7 +136,7 @@ within() {
 }
 
 rmap_items() { awk '$1 == "ksm_rmap_items" { print $2 }' "/proc/$1/ksm_stat"; }
-ksm_merging() { awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat"; }
+ksm_merging() { merged_pages "$1"; }
 both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' "$WL_OUT"; }
 
 @test "the saved figure counts KSM pages once, by frame: a tree that alone merges saved what pages_sharing says" {

@@ -284,6 +284,22 @@ not_mergeable() {
 	run ! grep -qw mg <<<"$flags"
 }
 region_ksm_kb() { smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'; }
+
+# merged_pages PID: the pages PID maps from KSM pages as the kernel counts
+# them: ksm_stat's ksm_merging_pages (6.4), else the file of its own (5.19;
+# Linux 6.1 has ksm_stat without that line).  Empty when neither is there.
+merged_pages() {
+	local v
+	v=$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat" 2>/dev/null)
+	[ -n "$v" ] || v=$(cat "/proc/$1/ksm_merging_pages" 2>/dev/null)
+	echo "$v"
+}
+
+# merge_any_unset: what PR_GET_MEMORY_MERGE reads in a process that nothing
+# enabled: 0, or -1 (EINVAL) on a kernel without the prctl.
+merge_any_unset() {
+	if "$PROGS/dupmem" getmerge | grep -q -- ' -1$'; then echo -1; else echo 0; fi
+}
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
 
 # The program that marks its own memory (tests/progs/marks.c), and how it

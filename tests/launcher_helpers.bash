@@ -188,7 +188,7 @@ FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
 knob_is() { [ "$(knob_value "$1")" = "$2" ]; }
-merging_at_least() { [ "$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat")" -ge "$2" ]; }
+merging_at_least() { [ "$(merged_pages "$1")" -ge "$2" ]; }
 
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as
 # the foreground job, types Ctrl-C once the command printed READY, then BYE;

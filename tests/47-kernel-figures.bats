@@ -1,0 +1,106 @@
+#!/usr/bin/env bats
+# The figures on the kernel that runs, whichever it is: a process's merged
+# pages as the kernel counts them (ksm_stat's line, or the file of its own
+# on Linux 6.1) in the report, --status and the metrics; general_profit the
+# kernel's, or computed by its formula and said to be; the kernel support
+# that --status lists, against the test's own probes.  Written for every
+# kernel from 6.1 on: tests/guest-run runs it on Debian 12's.
+
+load helpers
+load launcher_helpers
+
+PAGE=$(getconf PAGESIZE)
+
+sysfs() { cat "$KSM/$1"; }
+
+# has FILE: true or false, as JSON writes them.
+has() { if [ -e "$1" ]; then echo true; else echo false; fi; }
+
+# metric FILE NAME: the value of the sample NAME (labels included, as written).
+metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
+
+# within A B PERCENT: A and B differ by at most PERCENT of B.
+within_pct() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
+
+# The kernel's formula for general_profit, from the counters now.
+formula_profit() {
+	local zero=0
+	[ ! -e $KSM/ksm_zero_pages ] || zero=$(sysfs ksm_zero_pages)
+	echo $(( ($(sysfs pages_sharing) + zero) * PAGE - ($(sysfs pages_shared) + $(sysfs pages_sharing) +
+		$(sysfs pages_unshared) + $(sysfs pages_volatile)) * 64 ))
+}
+
+@test "--status: each kernel interface as the test's own probes find it" {
+	local prctl=true smaps=false
+	[ "$(merge_any_unset)" = 0 ] || prctl=false
+	! grep -q '^KSM:' /proc/self/smaps || smaps=true
+	run -0 "$KSM_RUN" --status --json
+	jq -e --argjson gp "$(has $KSM/general_profit)" --argjson ss "$(has $KSM/smart_scan)" \
+		--argjson adv "$(has $KSM/advisor_mode)" --argjson zero "$(has $KSM/ksm_zero_pages)" \
+		--argjson scanned "$(has $KSM/pages_scanned)" --argjson stat "$(has /proc/self/ksm_stat)" \
+		--argjson file "$(has /proc/self/ksm_merging_pages)" --argjson prctl $prctl --argjson smaps $smaps \
+		'.kernel == { ksm_merging_pages_file: $file, ksm_stat: $stat, general_profit: $gp, prctl: $prctl,
+			pages_scanned: $scanned, smaps_ksm: $smaps, smart_scan: $ss, advisor: $adv, ksm_zero_pages: $zero }
+		 and .general_profit_computed == ($gp | not)' <<<"$output"
+	# The text: a line per interface; each one missing with its kernel and what is done instead.
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): $([ $prctl = true ] && echo yes || echo "no (Linux 6.4+): the library advises")"* ]]
+	[[ $output == *"smart_scan, pages_skipped: $([ -e $KSM/smart_scan ] && echo yes || echo "no (Linux 6.7+)")"* ]]
+	[[ $output == *"general_profit, ksm_stat's ksm_merging_pages and ksm_process_profit: $([ -e $KSM/general_profit ] &&
+		echo yes || echo "no (Linux 6.4+): general_profit is computed")"* ]]
+	[ "$(grep -c '^  .*: \(yes\|no (Linux [0-9.]*+): .\)' <<<"$output")" -ge 9 ]
+}
+
+@test "a merging process's pages as the kernel counts them, in the report, --status and the metrics" {
+	local report=$BATS_TEST_TMPDIR/r.json prom=$BATS_TEST_TMPDIR/m.prom pid direct group labels
+	start_workload -- "$KSM_RUN" --json --report-file="$report" --metrics-file="$prom" --interval=0.3 \
+		"${FAST_OPTS[@]}" -- "$PROGS/dupmem" mmap=32 wait
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	wait_until 120 merging_at_least "$pid" 8000
+	sleep 0.7        # two samples of ksm-run's with the pages merged
+	# ksmd stopped: the figures hold still while they are compared.
+	echo 0 >$KSM/run
+	direct=$(merged_pages "$pid")
+	echo "the kernel's count: $direct pages"
+	[ "$direct" -ge 8000 ]
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r ".processes[] | select(.pid == $pid) | .merged_bytes" <<<"$output")" = $((direct * PAGE)) ]
+	# Its cgroup's figure holds it (other processes of the cgroup may merge too).
+	group=$(jq -r '[.groups[] | .merged_bytes] | max' <<<"$output")
+	[ "$group" -ge $((direct * PAGE)) ]
+	labels="{command=\"dupmem\",file=\"m.prom\"}"
+	wait_until 10 test "$(metric "$prom" "ksmenable_command_merged_bytes$labels")" = $((direct * PAGE))
+	stop_workload
+	[ "$WL_STATUS" = 0 ]
+	# The report's peak is the most the kernel counted: at least what was read, within 1%.
+	local peak
+	peak=$(json_of "$report" ".processes[] | select(.pid == $pid) | .peak_ksm_merging_pages")
+	echo "the report's peak: $peak pages"
+	[ "$peak" -ge "$direct" ]
+	within_pct "$peak" "$direct" 1
+	[ "$(json_of "$report" .tree.peak_merged_bytes)" = $((peak * PAGE)) ]
+	[ "$(json_of "$report" '.coverage.covered_by')" != unknown ]
+}
+
+@test "general_profit: the kernel's, or computed by its formula and said to be, never a sentinel" {
+	local report=$BATS_TEST_TMPDIR/r.json pid
+	start_workload -- "$KSM_RUN" --json --report-file="$report" --interval=0.3 "${FAST_OPTS[@]}" -- \
+		"$PROGS/dupmem" mmap=16 wait
+	pid=$(awk '$1 == "region" { print $4; exit }' "$WL_OUT")
+	wait_until 120 merging_at_least "$pid" 4000
+	echo 0 >$KSM/run
+	sleep 0.7        # two samples with ksmd stopped
+	stop_workload
+	run ! grep -q 9223372036854775808 "$report"
+	if [ -e $KSM/general_profit ]; then
+		[ "$(json_of "$report" .general_profit.computed)" = false ]
+		[ "$(json_of "$report" .general_profit.end)" = "$(sysfs general_profit)" ]
+	else
+		[ "$(json_of "$report" .general_profit.computed)" = true ]
+		[ "$(json_of "$report" .general_profit.end)" = "$(formula_profit)" ]
+		run -0 --separate-stderr "$KSM_RUN" --status
+		[[ $output == *"computed from the page counters: this kernel has no general_profit file"* ]]
+	fi
+	# The formula is the kernel's own: where the kernel has the file, both agree.
+	[ ! -e $KSM/general_profit ] || [ "$(sysfs general_profit)" = "$(formula_profit)" ]
+}
