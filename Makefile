@@ -248,6 +248,23 @@ check-asan: deps
 	@if command -v musl-gcc >/dev/null; then $(MAKE) --no-print-directory musl; fi
 	@SANITIZE='$(SANITIZE)' tests/check-asan $(ASAN_O) $(ASAN_CC)
 
+# --- make check-guest: the suite's kernel-facing files on another kernel. ---
+#
+# tests/guest-run (root) builds a Debian 12 image, boots Debian's own
+# kernel (6.1) in a QEMU guest and runs GUEST_TESTS there with CI=true; a
+# test that needs what that kernel lacks says so and is not applicable
+# (tests/helpers.bash: kernel_lacks), any other skip fails.  The guest has
+# knobs of its own: no lock is taken.  The TAP comes back into
+# $(O)/guest.tap.  GUEST_TESTS: the files that drive the kernel's
+# interfaces, chosen to finish within 30 minutes under emulation.
+GUEST_TESTS ?= 06-helpers 10-prctl 11-madvise 13-fork-exec 15-bad-input 17-kernel-faults 18-report \
+	       20-launcher-exit 22-launcher-knobs 23-launcher-enable 24-launcher-report 25-launcher-status \
+	       26-launcher-tuning 47-kernel-figures
+.PHONY: check-guest
+check-guest:
+	tests/guest-run --tap $(O)/guest.tap --run \
+		'make -s all progs && KSMENABLE_BUILD=build/cc bats -T $(GUEST_TESTS:%=tests/%.bats)'
+
 # Benchmark programs, built only for make bench: one per tests/bench/*.c,
 # and one per folder tests/bench/NAME/ of several files.  empty.so is a
 # preload library that does nothing: the floor any LD_PRELOAD costs.

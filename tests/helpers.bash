@@ -283,7 +283,19 @@ not_mergeable() {
 	[ -n "$flags" ] || { echo "not_mergeable: no VMA at $2 in $1" >&2; return 1; }
 	run ! grep -qw mg <<<"$flags"
 }
-region_ksm_kb() { smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'; }
+# region_ksm_kb PID ADDR: the KiB of the region's pages that are KSM pages:
+# smaps' KSM: line (6.6), or by frame where the kernel has no such line.
+region_ksm_kb() {
+	if [ -z "${SMAPS_HAS_KSM:-}" ]; then
+		SMAPS_HAS_KSM=no
+		! grep -q '^KSM:' /proc/self/smaps || SMAPS_HAS_KSM=yes
+	fi
+	if [ "$SMAPS_HAS_KSM" = yes ]; then
+		smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'
+	else
+		"$PROGS/ksmframes" "$1" "$2"
+	fi
+}
 
 # merged_pages PID: the pages PID maps from KSM pages as the kernel counts
 # them: ksm_stat's ksm_merging_pages (6.4), else the file of its own (5.19;
