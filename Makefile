@@ -263,7 +263,7 @@ GUEST_TESTS ?= 06-helpers 10-prctl 11-madvise 13-fork-exec 15-bad-input 17-kerne
 .PHONY: check-guest
 check-guest:
 	tests/guest-run --tap $(O)/guest.tap --run \
-		'make -s all progs && KSMENABLE_BUILD=build/cc bats -T $(GUEST_TESTS:%=tests/%.bats)'
+		'make -s all progs $(FAULT) && KSMENABLE_BUILD=build/cc bats -T $(GUEST_TESTS:%=tests/%.bats)'
 
 # Benchmark programs, built only for make bench: one per tests/bench/*.c,
 # and one per folder tests/bench/NAME/ of several files.  empty.so is a

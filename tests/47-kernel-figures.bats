@@ -11,6 +11,8 @@ load launcher_helpers
 
 PAGE=$(getconf PAGESIZE)
 
+setup_file_extra() { link_static_dupmem; }
+
 sysfs() { cat "$KSM/$1"; }
 
 # has FILE: true or false, as JSON writes them.
@@ -104,3 +106,23 @@ formula_profit() {
 	# The formula is the kernel's own: where the kernel has the file, both agree.
 	[ ! -e $KSM/general_profit ] || [ "$(sysfs general_profit)" = "$(formula_profit)" ]
 }
+
+@test "a kernel without PR_SET_MEMORY_MERGE: a static binary is said to run without KSM, --strict refuses" {
+	requires faultinject
+	needs_static
+	# What a kernel before 6.4 answers, to ksm-run's probe (68) and to the
+	# call (67); on such a kernel the filter changes nothing.
+	local -a before_6_4=("$FAULT" -f prctl,arg0=67:EINVAL -f prctl,arg0=68:EINVAL --)
+	run -0 --separate-stderr "${before_6_4[@]}" "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/r.json" -- \
+		"$STATIC" mmap=1 getmerge mergeable
+	[[ $stderr == *"is a static binary, which the library cannot load in, and this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4+) to cover it from outside: it runs without KSM"* ]]
+	[[ $output =~ "mergeable "[0-9]+" 0" ]]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.prctl_before_exec)" = false ]
+	[ "$(json_of "$BATS_TEST_TMPDIR/r.json" .coverage.covered_by)" = none ]
+	run -125 --separate-stderr "${before_6_4[@]}" "$KSM_RUN" --strict -- "$STATIC" exit=0
+	[[ $stderr == *"--strict: '$STATIC' is a static binary, and this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4+)"* ]]
+	# A dynamic program is enabled all the same, by the library's madvise.
+	run -0 --separate-stderr "${before_6_4[@]}" "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=1 mergeable
+	[[ $output =~ "mergeable "[0-9]+" "[1-9] ]]
+}
+
