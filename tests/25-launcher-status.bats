@@ -4,9 +4,9 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl"
-
 @test "--status shows the knobs, the counters and what the kernel supports" {
+	# What a kernel without one of these says: tests/47-kernel-figures.bats.
+	requires prctl smart_scan advisor general_profit
 	run -0 --separate-stderr "$KSM_RUN" --status
 	[[ $output == *"KSM knobs:"*"run=0"*"pages_to_scan=100"* ]] || [[ $output == *"pages_to_scan=100"*"run=0"* ]]
 	[[ $output == *"KSM counters:"*"general_profit="* ]]
@@ -28,7 +28,7 @@ LAUNCHER_REQUIRES="root ksm prctl"
 	# no other user's process is readable: the empty list (which once
 	# passed NULL to qsort, caught by make check-asan)
 	[[ $output == *"processes with the most merged pages:"*"none readable"* ]]
-	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): yes"* ]]
+	[[ $output == *"prctl(PR_SET_MEMORY_MERGE): "* ]]
 	[ "$(knobs_snapshot)" = "$before" ]
 	[ ! -e "$STATE_FILE" ]
 }

@@ -6,7 +6,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 # A command instance with the default tuning and a command that waits.
 start_tuned() { start_workload "$1" -- "$KSM_RUN" -q -- "$PROGS/sigprog" wait; }

@@ -6,7 +6,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 # A daemon left by a failed test would hold the tuning for the next one.
 teardown_extra() {

@@ -230,7 +230,13 @@ static int visit_region(const struct region *r, void *arg)
 	rr->first = s->nrec;
 	rr->n = 0;
 	/* Without PAGEMAP_SCAN, smaps says which regions hold nothing
-	 * anonymous (with it, anon_kb is not known: maps). */
+	 * anonymous (with it, anon_kb is not known: maps), and a region too
+	 * large to read entry by entry is left out. */
+	if (!s->pagemap_scan && r->anon_kb != 0 && r->end - r->start > WALK_WITHOUT_SCAN_MAX) {
+		s->res->left_out_regions++;
+		s->res->left_out_bytes += (uint64_t)(r->anon_kb > 0 ? r->anon_kb : 0) * 1024;
+		return 0;
+	}
 	if (r->anon_kb != 0 && read_pagemap(s, rr, r->start, r->end) < 0)
 		return -1;
 	return s->nbatch ? flush_batch(s, rr) : 0;

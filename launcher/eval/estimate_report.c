@@ -14,6 +14,7 @@
 #include "common/reportfile.h"
 #include "common/text.h"
 #include "eval/estimate_report.h"
+#include "eval/present.h"
 #include "kernel_abi.h"
 
 #define MIB(pages) ((double)(pages) * (double)r->page_size / 1048576.0)
@@ -108,6 +109,8 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 	jw_bool(&w, "pfn_visible", r->pfn_visible);
 	jw_string(&w, "present_ranges", r->pagemap_scan ? "pagemap_scan" : "smaps");
 	jw_ll(&w, "pagemap_entries", (long long)r->pagemap_entries);
+	jw_ll(&w, "left_out_regions", (long long)r->left_out_regions);
+	jw_ll(&w, "left_out_bytes", (long long)r->left_out_bytes);
 	jw_end(&w);
 	jw_array(&w, "processes");
 	for (i = 0; i < r->nprocs; i++) {
@@ -175,6 +178,12 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		"%.1f MiB included)\n", r->profit_bytes / 1048576.0, r->rmap_items * KSM_RMAP_ITEM_BYTES / 1048576.0);
 	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
 		MIB(r->within_pages), MIB(r->across_pages));
+	if (r->left_out_regions)
+		fprintf(f, "  LEFT OUT: %llu region%s over %llu GiB, %.1f MiB of anonymous memory: this kernel has\n"
+			"  no PAGEMAP_SCAN (Linux 6.7+) to find their pages, and reading every page's entry\n"
+			"  would take minutes; the figures above do not count them\n",
+			(unsigned long long)r->left_out_regions, r->left_out_regions == 1 ? "" : "s",
+			(unsigned long long)(WALK_WITHOUT_SCAN_MAX >> 30), r->left_out_bytes / 1048576.0);
 	if (!r->pfn_visible)
 		fprintf(f, "  (not root: page frames are hidden, so pages still shared copy-on-write\n"
 			"   since a fork are counted as copies; KSM leaves those alone)\n");

@@ -49,6 +49,9 @@ struct est_result {
 	size_t table_bytes, record_bytes;
 	bool pfn_visible;
 	bool pagemap_scan;                    /* present ranges from PAGEMAP_SCAN; else smaps */
+	/* Without PAGEMAP_SCAN: regions over WALK_WITHOUT_SCAN_MAX not walked, and
+	 * their anonymous memory (smaps), which the figures leave out. */
+	uint64_t left_out_regions, left_out_bytes;
 };
 
 #endif

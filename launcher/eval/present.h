@@ -27,4 +27,12 @@ bool present_scan_probe(void);
  */
 int present_next(int pagemap_fd, uint64_t from, uint64_t to, bool not_zero, uint64_t *at);
 
+/*
+ * Without PAGEMAP_SCAN (before 6.7), the largest region whose pagemap is
+ * read entry by entry: 64 GiB is 16 million entries, a second or two.  A
+ * larger one (a reservation of terabytes) would take minutes or hours; it
+ * is left out, and said to be.
+ */
+#define WALK_WITHOUT_SCAN_MAX (64ULL << 30)
+
 #endif

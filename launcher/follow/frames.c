@@ -33,9 +33,6 @@
 #include "maps.h"
 #include "follow/frames.h"
 
-#define WALK_WITHOUT_SCAN_MAX (64ULL << 30)
-
-
 /* The distinct KSM frames seen: open addressing, at most half full. */
 struct frame_set {
 	uint64_t *slot;                 /* pfn + 1; 0 is empty */
