@@ -5,7 +5,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 setup_extra() { REPORT=$BATS_TEST_TMPDIR/report.json; }
 
@@ -20,6 +20,8 @@ within() {
 }
 
 @test "JSON report: figures match sysfs and /proc on a merging workload" {
+	# (kernel-agnostic figures: tests/47-kernel-figures.bats)
+	requires prctl general_profit
 	local start_profit start_shared start_scans
 	settle_ksm
 	start_profit=$(sysfs general_profit)
@@ -64,7 +66,10 @@ within() {
 	[ "$(json_of "$REPORT" '.general_profit.peak >= .general_profit.end')" = true ]
 	[ "$(json_of "$REPORT" '.general_profit.peak - .general_profit.start > 40000000')" = true ]
 	[ "$(json_of "$REPORT" .full_scans.completed)" -ge 2 ]
-	[ "$(json_of "$REPORT" '.full_scans.mean_scan_s > 0')" = true ]
+	# The mean needs full_scans to have moved at two samples; on a loaded
+	# host ksmd may have been seen moving at one only: unknown, not 0.
+	[ "$(json_of "$REPORT" '.full_scans.mean_scan_s == null or .full_scans.mean_scan_s > 0')" = true ] ||
+		{ json_of "$REPORT" .full_scans; return 1; }
 	[ "$(json_of "$REPORT" .system.pages_scanned.delta)" -gt 0 ]
 	[ "$(json_of "$REPORT" '.ksmd.cpu_s >= 0')" = true ]
 
@@ -140,6 +145,7 @@ ksm_merging() { merged_pages "$1"; }
 both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' "$WL_OUT"; }
 
 @test "the saved figure counts KSM pages once, by frame: a tree that alone merges saved what pages_sharing says" {
+	requires prctl general_profit
 	local bg main page expected
 	page=$(getconf PAGESIZE)
 	# What earlier tests left dropped first.
@@ -226,6 +232,7 @@ leave_counters_behind() {
 }
 
 @test "counters left over from an earlier run: the saved line leads, the leftovers are a note, never a change" {
+	requires prctl general_profit
 	settle_ksm
 	leave_counters_behind
 	# This run merges less than was left over: a change from the leftovers
@@ -281,6 +288,7 @@ leave_counters_behind() {
 }
 
 @test "--attach's report: counters left over are a note there too, never a change" {
+	requires prctl general_profit
 	local attach_pid
 	settle_ksm
 	leave_counters_behind
