@@ -151,6 +151,7 @@ fingerprint() {
 }
 
 @test "planted: --attach leaves a link planted at --metrics-file in place when its targets end" {
+	requires prctl          # --attach's default, the process-wide flag
 	plant link metrics-attach.prom
 	start_workload -- "$PROGS/attachee" sleep 2
 	refused_with 0 "cannot write the metrics file $PLANT_DIR/metrics-attach.prom: " \
