@@ -57,10 +57,8 @@ EXPORT int ksmenable_set_process_merge(int on)
 
 EXPORT int ksmenable_read_stat(struct ksmenable_stat *st)
 {
-	int have_stat = ksm_stat_parse("/proc/self/ksm_stat", st) == 0;
-
-	/* ksm_stat_parse read ksm_merging_pages beside it where ksm_stat lacks the line. */
-	if (!have_stat && st->merging_pages < 0) {
+	/* ksm_stat, or the merged pages beside it on the kernels before it (5.19, 6.0). */
+	if (ksm_stat_parse("/proc/self/ksm_stat", st)) {
 		errno = ENOENT;
 		return -1;
 	}

@@ -93,8 +93,9 @@ int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
 	st->merge_any = st->mergeable = -1;
 	if (ksm_stat_read(path, text, sizeof text)) {
-		st->merging_pages = merging_pages_beside(path);     /* 5.19, 6.0: no ksm_stat yet */
-		return -1;
+		/* 5.19, 6.0: no ksm_stat yet, the merged pages in a file of their own. */
+		st->merging_pages = merging_pages_beside(path);
+		return st->merging_pages >= 0 ? 0 : -1;
 	}
 	while (ksm_stat_next(&cursor, &name, &value)) {
 		if (!strcmp(name, "ksm_rmap_items"))

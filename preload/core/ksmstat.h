@@ -21,7 +21,8 @@ int ksm_stat_next(char **cursor, const char **name, const char **value);
  * kernel lacks are -1 (a real ksm_process_profit is a multiple of 64, never
  * -1).  The merged pages come from the ksm_merging_pages file beside PATH
  * where ksm_stat has no such line (Linux 6.1), or no ksm_stat is there.
- * Returns 0, or -1 when the ksm_stat file cannot be read.
+ * Returns 0, or -1 when neither file can be read (the process is gone or
+ * not ours to read, or the kernel is older than 5.19).
  */
 int ksm_stat_parse(const char *path, struct ksmenable_stat *st);
 
