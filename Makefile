@@ -270,6 +270,14 @@ check-guest:
 	tests/guest-run --tap $(O)/guest.tap --run \
 		'make -s all progs $(FAULT) && KSMENABLE_BUILD=build/cc bats -T $(GUEST_TESTS:%=tests/%.bats)'
 
+# make bench's tuning comparison (ksm-run-bench's third part) on Debian 12's
+# 6.1 in a guest, with workers of dupmem (the guest has no numpy or Django);
+# its output in $(O)/bench-guest.txt.  Figures: tests/bench/README.md.
+.PHONY: bench-guest
+bench-guest:
+	tests/guest-run --tap $(O)/bench-guest.txt --run \
+		'make -s all progs && BENCH_SECTIONS=3 BENCH_WORKLOAD=dupmem BENCH_WORKERS=4 BENCH_SECONDS=60 tests/bench/ksm-run-bench 2>&1'
+
 # Benchmark programs, built only for make bench: one per tests/bench/*.c,
 # and one per folder tests/bench/NAME/ of several files.  empty.so is a
 # preload library that does nothing: the floor any LD_PRELOAD costs.
