@@ -108,6 +108,12 @@ static void add_known(long long *sum, long long v)
 		*sum = (*sum == LLONG_MIN ? 0 : *sum) + v;
 }
 
+/* Did the library say, in P's exit line, that it enabled KSM there (a mode, not none or off)? */
+static bool library_enabled(const struct proc_info *p)
+{
+	return p->from_lib && p->mode[0] && strcmp(p->mode, "none") && strcmp(p->mode, "off");
+}
+
 /*
  * What the library said in the tree's processes: 1 that it enabled KSM in
  * every one that reported, -1 that it did not in some, 0 nothing.  Where
@@ -123,7 +129,7 @@ static int library_word_of_tree(const struct sampler *s)
 		const struct proc_info *p = &s->procs[i];
 		if (!p->from_lib)
 			continue;
-		if (!p->mode[0] || !strcmp(p->mode, "none") || !strcmp(p->mode, "off"))
+		if (!library_enabled(p))
 			return -1;
 		enabled++;
 	}
@@ -174,7 +180,7 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 	const struct proc_info *m = fg->main;
 	int word;
 	fg->lib_loaded = m && (m->from_lib || m->lib_mapped);
-	if (m && m->from_lib && strcmp(m->mode, "none") && strcmp(m->mode, "off") && m->mode[0])
+	if (m && library_enabled(m))
 		fg->covered_by = "library";
 	else if (m && m->merge_any == 1)
 		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "prctl";
@@ -343,14 +349,13 @@ static void write_saved(FILE *f, const struct sampler *s, const struct figures *
 	if (fg->saved == LLONG_MIN) {
 		fprintf(f, "  saved:    not counted by page frame (%s); ",
 			s->frames_error ? strerror(-s->frames_error) : "no page was merged");
-		if (fg->tree_profit == LLONG_MIN)
-			fprintf(f, "the processes' own profit is unknown too (ksm_process_profit %s)\n",
-				/* It came with general_profit (kfeature.c): the sample tells whether the kernel has it. */
-				sys_value(&s->last, "general_profit") != LLONG_MIN && !s->last.profit_computed ?
-				"not read" : "not in this kernel (Linux 6.4+)");
-		else
+		if (fg->tree_profit != LLONG_MIN)
 			fputs("the sum of the processes' ksm_process_profit below counts the copy KSM keeps too, "
 			      "and overstates\n", f);
+		else    /* it came with general_profit (kfeature.c): the sample tells whether the kernel has it */
+			fprintf(f, "the processes' own profit is unknown too (ksm_process_profit %s)\n",
+				sys_value(&s->last, "general_profit") != LLONG_MIN && !s->last.profit_computed ?
+				"not read" : kfeature_absent_text("general_profit"));
 		return;
 	}
 	fprintf(f, "  saved:    %s", human_bytes(fg->saved, false));
