@@ -9,7 +9,6 @@ LAUNCHER_REQUIRES="root ksm jq"
 
 setup_extra() { REPORT=$BATS_TEST_TMPDIR/report.json; }
 
-sysfs() { cat "$KSM/$1"; }
 
 # within A B PERCENT: |A - B| <= PERCENT% of max(|A|, |B|, 1000).
 within() {

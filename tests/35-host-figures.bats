@@ -306,10 +306,6 @@ promtool_ok() {
 	[ -z "$out" ] || { echo "promtool: $out" >&2; return 1; }
 }
 
-# metric FILE NAME: the value of the sample NAME (with its labels, as
-# written: through the environment, where awk -v would undo their escapes).
-metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
-
 # The labels of a dupmem's series in the metrics file FILE.
 dupmem_labels() { echo "{command=\"dupmem\",file=\"${1##*/}\"}"; }
 

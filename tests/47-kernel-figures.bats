@@ -13,16 +13,8 @@ PAGE=$(getconf PAGESIZE)
 
 setup_file_extra() { link_static_dupmem; }
 
-sysfs() { cat "$KSM/$1"; }
-
 # has FILE: true or false, as JSON writes them.
 has() { if [ -e "$1" ]; then echo true; else echo false; fi; }
-
-# metric FILE NAME: the value of the sample NAME (labels included, as written).
-metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
-
-# within A B PERCENT: A and B differ by at most PERCENT of B.
-within_pct() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b * p / 100) }'; }
 
 # The kernel's formula for general_profit, from the counters now.
 formula_profit() {
@@ -35,7 +27,7 @@ formula_profit() {
 @test "--status: each kernel interface as the test's own probes find it" {
 	local prctl=true smaps=false
 	[ "$(merge_any_unset)" = 0 ] || prctl=false
-	! grep -q '^KSM:' /proc/self/smaps || smaps=true
+	! smaps_has_ksm || smaps=true
 	run -0 "$KSM_RUN" --status --json
 	jq -e --argjson gp "$(has $KSM/general_profit)" --argjson ss "$(has $KSM/smart_scan)" \
 		--argjson adv "$(has $KSM/advisor_mode)" --argjson zero "$(has $KSM/ksm_zero_pages)" \

@@ -13,13 +13,6 @@ estimate() {
 
 est() { jq -r ".$1" <<<"$EST"; }
 
-# within_pct A B PCT: |A - B| <= PCT% of B.
-within_pct() {
-	local a=$1 b=$2 pct=$3 d
-	d=$((a > b ? a - b : b - a))
-	[ $((d * 100)) -le $((b * pct)) ] || { echo "$a and $b differ by more than $pct%"; return 1; }
-}
-
 # own_ksm PID[,PID]...: what KSM merged in these processes alone, whatever
 # other KSM users on the host merge meanwhile: "SHARING SHARED ZERO" as the
 # kernel counts pages_sharing, pages_shared and ksm_zero_pages, from their

@@ -79,12 +79,11 @@ requires() {
 		case $what in
 		root) [ "$(id -u)" = 0 ] || skip_or_fail "needs root" ;;
 		ksm) [ -w $KSM/run ] || skip_or_fail "needs a writable $KSM" ;;
-		prctl) "$PROGS/dupmem" getmerge | grep -qv -- ' -1$' \
-			|| kernel_lacks "PR_SET_MEMORY_MERGE (Linux 6.4)" ;;
+		prctl) [ "$(merge_any_unset)" = 0 ] || kernel_lacks "PR_SET_MEMORY_MERGE (Linux 6.4)" ;;
 		advisor) [ -e $KSM/advisor_mode ] || kernel_lacks "scan-time advisor (advisor_mode, Linux 6.8)" ;;
 		smart_scan) [ -e $KSM/smart_scan ] || kernel_lacks "smart scan (smart_scan, Linux 6.7)" ;;
 		general_profit) [ -e $KSM/general_profit ] || kernel_lacks "general_profit (Linux 6.4)" ;;
-		smaps_ksm) grep -q '^KSM:' /proc/self/smaps || kernel_lacks "KSM: line in smaps (Linux 6.6)" ;;
+		smaps_ksm) smaps_has_ksm || kernel_lacks "KSM: line in smaps (Linux 6.6)" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
@@ -283,14 +282,14 @@ not_mergeable() {
 	[ -n "$flags" ] || { echo "not_mergeable: no VMA at $2 in $1" >&2; return 1; }
 	run ! grep -qw mg <<<"$flags"
 }
+# smaps_has_ksm: does this kernel write smaps' KSM: line (6.6)?  (grep
+# stops at the first mapping's, so asking each time costs little.)
+smaps_has_ksm() { grep -q '^KSM:' /proc/self/smaps; }
+
 # region_ksm_kb PID ADDR: the KiB of the region's pages that are KSM pages:
 # smaps' KSM: line (6.6), or by frame where the kernel has no such line.
 region_ksm_kb() {
-	if [ -z "${SMAPS_HAS_KSM:-}" ]; then
-		SMAPS_HAS_KSM=no
-		! grep -q '^KSM:' /proc/self/smaps || SMAPS_HAS_KSM=yes
-	fi
-	if [ "$SMAPS_HAS_KSM" = yes ]; then
+	if smaps_has_ksm; then
 		smaps_field "$1" "$2" KSM | awk '{print $1 + 0}'
 	else
 		"$PROGS/ksmframes" "$1" "$2"
@@ -308,10 +307,9 @@ merged_pages() {
 }
 
 # merge_any_unset: what PR_GET_MEMORY_MERGE reads in a process that nothing
-# enabled: 0, or -1 (EINVAL) on a kernel without the prctl.
-merge_any_unset() {
-	if "$PROGS/dupmem" getmerge | grep -q -- ' -1$'; then echo -1; else echo 0; fi
-}
+# enabled, read in one: 0, or -1 (EINVAL) on a kernel without the prctl.
+merge_any_unset() { "$PROGS/dupmem" getmerge | awk '$1 == "merge_any" { print $3 }'; }
+
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
 
 # The program that marks its own memory (tests/progs/marks.c), and how it

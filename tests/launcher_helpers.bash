@@ -184,6 +184,21 @@ stop_daemon() {
 # Rates at which the test workloads merge in seconds (KERNEL-NOTES).
 FAST_OPTS=(--advisor=none --pages-to-scan=20000 --sleep-millisecs=10)
 
+# sysfs NAME: the file NAME of the KSM sysfs directory, as it reads now.
+sysfs() { cat "$KSM/$1"; }
+
+# within_pct A B PCT: |A - B| <= PCT% of B.
+within_pct() {
+	local a=$1 b=$2 pct=$3 d
+	d=$((a > b ? a - b : b - a))
+	[ $((d * 100)) -le $((b * pct)) ] || { echo "$a and $b differ by more than $pct%"; return 1; }
+}
+
+# metric FILE NAME: the value of the sample NAME in the metrics file FILE
+# (with its labels, as written: through the environment, where awk -v would
+# undo their escapes).
+metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
+
 # Conditions for wait_until, read afresh at every poll.
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
