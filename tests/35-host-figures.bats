@@ -22,9 +22,6 @@ cgroup_of_pid() {
 		END { print (m != "" ? m : v) }' "/proc/$1/cgroup"
 }
 
-# sh -c "$IN_CGROUP" sh DIR PROGRAM ARGS...: PROGRAM in that cgroup from its first instruction.
-IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
-
 # The watcher, the daemons and node_exporter end first (the fixture then stops the
 # workloads and removes the cgroups).
 teardown_extra() {

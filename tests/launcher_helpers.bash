@@ -126,6 +126,9 @@ make_cgroup() {
 	CG_DIR=$d
 }
 
+# sh -c "$IN_CGROUP" sh DIR PROGRAM ARGS...: PROGRAM in that cgroup from its first instruction.
+IN_CGROUP='echo $$ >"$1/cgroup.procs" && shift && exec "$@"'
+
 # remove_cgroups: every cgroup make_cgroup made, the deepest first; a group
 # whose processes are still ending gets 5 s.
 remove_cgroups() {

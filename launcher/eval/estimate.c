@@ -28,18 +28,18 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/parse.h"
+#include "common/present.h"
+#include "common/targets.h"
 #include "eval/contents.h"
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
 #include "eval/fingerprint_take.h"
-#include "eval/present.h"
 #include "eval/regionclass.h"
-#include "common/targets.h"
 #include "kernel_abi.h"
-#include "ksmstat.h"
 #include "maps.h"
 #include "selection.h"
 #include "selector.h"
@@ -245,10 +245,8 @@ static int visit_region(const struct region *r, void *arg)
 static void read_ksm_stat(struct est_proc *p)
 {
 	struct ksmenable_stat st;
-	char path[64];
 
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)p->pid);
-	ksm_stat_parse(path, &st);        /* unreadable: every field -1 */
+	ksm_proc_stat(p->pid, &st);       /* unreadable: every field -1 */
 	p->merging_now = st.merging_pages;
 	p->profit_now = st.process_profit;
 	p->rmap_now = st.rmap_items;

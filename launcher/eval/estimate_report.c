@@ -11,10 +11,10 @@
 #include "common/human.h"
 #include "common/jsonw.h"
 #include "common/msg.h"
+#include "common/present.h"
 #include "common/reportfile.h"
 #include "common/text.h"
 #include "eval/estimate_report.h"
-#include "eval/present.h"
 #include "kernel_abi.h"
 
 #define MIB(pages) ((double)(pages) * (double)r->page_size / 1048576.0)

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "common/files.h"
+#include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/procfs.h"
-#include "ksmstat.h"
 #include "follow/runmetrics.h"
 
 /* The sampler keeps peaks and last values of processes that may be gone: the gauges are read now. */
@@ -13,11 +13,9 @@ static int add_now(pid_t pid, pid_t ppid, void *arg)
 {
 	struct metrics_command *c = arg;
 	struct ksmenable_stat st;
-	char path[64];
 
 	(void)ppid;
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
-	if (ksm_stat_parse(path, &st))
+	if (ksm_proc_stat(pid, &st))
 		return 0;
 	c->processes++;
 	if (st.merging_pages > 0)

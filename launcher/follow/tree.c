@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/procfs.h"
 #include "host/candidate.h"
 #include "host/counters.h"
 #include "host/groups.h"
 #include "kernel_abi.h"
-#include "ksmstat.h"
 #include "follow/frames.h"
 #include "follow/tree.h"
 
@@ -97,10 +97,8 @@ struct proc_info *sample_proc(struct sampler *s, pid_t pid)
 static void read_ksm_stat(pid_t pid, struct proc_info *p)
 {
 	struct ksmenable_stat st;
-	char path[64];
 
-	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
-	if (ksm_stat_parse(path, &st))
+	if (ksm_proc_stat(pid, &st))
 		return;
 	p->merging = st.merging_pages > 0 ? st.merging_pages : 0;
 	p->rmap_items = st.rmap_items > 0 ? st.rmap_items : 0;

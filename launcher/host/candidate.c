@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/procfs.h"
 #include "host/candidate.h"
-#include "ksmstat.h"
 
 static int add_rss(pid_t pid, pid_t ppid, void *arg)
 {
@@ -59,12 +59,10 @@ long long candidate_host(int *nprocs)
 		return -1;
 	while ((e = readdir(d))) {
 		struct ksmenable_stat st;
-		char path[64];
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
 			continue;
-		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (ksm_stat_parse(path, &st))
+		if (ksm_proc_stat((pid_t)pid, &st))
 			continue;
 		if ((v = candidate_process_kb((pid_t)pid, &st)) > 0) {
 			kb += v;

@@ -10,11 +10,11 @@
 #include "common/files.h"
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/text.h"
 #include "host/candidate.h"
 #include "host/groups.h"
-#include "ksmstat.h"
 
 /* Is WORD one of the comma-separated names of LIST? */
 static bool in_list(const char *list, size_t len, const char *word)
@@ -122,8 +122,7 @@ int groups_collect(struct cgroup_groups *gs)
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
 			continue;
-		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (ksm_stat_parse(path, &st)) {
+		if (ksm_proc_stat((pid_t)pid, &st)) {
 			gs->unreadable++;
 			continue;
 		}

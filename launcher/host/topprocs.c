@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "common/files.h"
+#include "common/ksmproc.h"
 #include "common/parse.h"
 #include "host/topprocs.h"
-#include "ksmstat.h"
 
 static int cmp_top(const void *a, const void *b)
 {
@@ -33,8 +33,7 @@ int top_processes_collect(struct top_process **out)
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
 			continue;
-		snprintf(path, sizeof path, "/proc/%lld/ksm_stat", pid);
-		if (ksm_stat_parse(path, &st) || st.merging_pages <= 0)
+		if (ksm_proc_stat((pid_t)pid, &st) || st.merging_pages <= 0)
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;

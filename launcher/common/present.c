@@ -11,7 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "eval/present.h"
+#include "common/present.h"
 
 /* Headers from after Linux 6.7 have the ABI; the C library's may not. */
 #if defined __has_include
