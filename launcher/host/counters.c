@@ -43,18 +43,32 @@ void counters_sample_from(struct sys_sample *out, const char *dir, pid_t ksmd)
 	out->ksmd_cpu = ksmd_cpu_seconds(ksmd);
 }
 
+/*
+ * The kernel's rmap items: it shows pages_volatile as them less the other
+ * three page counters (clamped at 0), so the four add up to them.
+ * LLONG_MIN when one is missing or the sum overflows.
+ */
+static long long rmap_items_of(long long shared, long long sharing, long long unshared, long long volatile_)
+{
+	long long rmap;
+
+	if (shared == LLONG_MIN || sharing == LLONG_MIN || unshared == LLONG_MIN || volatile_ == LLONG_MIN ||
+	    __builtin_add_overflow(shared, sharing, &rmap) || __builtin_add_overflow(rmap, unshared, &rmap) ||
+	    __builtin_add_overflow(rmap, volatile_, &rmap))
+		return LLONG_MIN;
+	return rmap;
+}
+
 long long counters_profit_of(long long shared, long long sharing, long long unshared, long long volatile_,
 			     long long zero_pages, long long page)
 {
-	if (shared == LLONG_MIN || sharing == LLONG_MIN || unshared == LLONG_MIN || volatile_ == LLONG_MIN)
+	long long merged, gain, cost, profit, rmap = rmap_items_of(shared, sharing, unshared, volatile_);
+
+	if (rmap == LLONG_MIN)
 		return LLONG_MIN;
 	if (zero_pages == LLONG_MIN)
 		zero_pages = 0;
-	/* pages_volatile is the rmap items less the other three: the four add up to them. */
-	long long merged, rmap, gain, cost, profit;
 	if (__builtin_add_overflow(sharing, zero_pages, &merged) || __builtin_mul_overflow(merged, page, &gain) ||
-	    __builtin_add_overflow(shared, sharing, &rmap) || __builtin_add_overflow(rmap, unshared, &rmap) ||
-	    __builtin_add_overflow(rmap, volatile_, &rmap) ||
 	    __builtin_mul_overflow(rmap, KSM_RMAP_ITEM_BYTES, &cost) || __builtin_sub_overflow(gain, cost, &profit) ||
 	    profit == LLONG_MIN)
 		return LLONG_MIN;       /* no kernel counts that much: not a figure */
@@ -71,26 +85,17 @@ long long sys_value(const struct sys_sample *ss, const char *name)
 
 long long sys_rmap_items(const struct sys_sample *ss)
 {
-	static const char *const parts[] = { "pages_shared", "pages_sharing", "pages_unshared", "pages_volatile" };
 	long long gp = sys_value(ss, "general_profit"), sharing = sys_value(ss, "pages_sharing");
-	long long zero = sys_value(ss, "ksm_zero_pages"), sum = 0, v;
+	long long zero = sys_value(ss, "ksm_zero_pages"), rmap;
 
 	if (gp != LLONG_MIN && sharing != LLONG_MIN) {
 		if (zero == LLONG_MIN)
 			zero = 0;
 		return ((sharing + zero) * sysconf(_SC_PAGESIZE) - gp) / KSM_RMAP_ITEM_BYTES;
 	}
-	/*
-	 * Without general_profit (Linux 6.1): the kernel shows pages_volatile
-	 * as its rmap items less the other three (clamped at 0), so the four
-	 * add up to the rmap items.
-	 */
-	for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
-		if ((v = sys_value(ss, parts[k])) == LLONG_MIN)
-			return -1;
-		sum += v;
-	}
-	return sum;
+	rmap = rmap_items_of(sys_value(ss, "pages_shared"), sharing, sys_value(ss, "pages_unshared"),
+			     sys_value(ss, "pages_volatile"));
+	return rmap == LLONG_MIN ? -1 : rmap;
 }
 
 /* ksmd is a kernel thread: a child of kthreadd (pid 2), a short list. */
