@@ -16,6 +16,7 @@
 #include "common/human.h"
 #include "common/jsonw.h"
 #include "common/kfeature.h"
+#include "common/known.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "eval/profile.h"
@@ -101,13 +102,6 @@ static pid_t shown_ppid(const struct proc_info *p)
 	return p->merge_ppid ? p->merge_ppid : p->ppid;
 }
 
-/* SUM += V, where LLONG_MIN is unknown: the sum is unknown until a known figure comes. */
-static void add_known(long long *sum, long long v)
-{
-	if (v != LLONG_MIN)
-		*sum = (*sum == LLONG_MIN ? 0 : *sum) + v;
-}
-
 /* Did the library say, in P's exit line, that it enabled KSM there (a mode, not none or off)? */
 static bool library_enabled(const struct proc_info *p)
 {
@@ -147,8 +141,8 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 	for (int i = 0; i < s->nprocs; i++) {
 		fg->nprocs++;
 		fg->tree_peak += s->procs[i].peak_merging;
-		add_known(&fg->tree_profit, s->procs[i].profit);
-		add_known(&fg->tree_peak_profit, s->procs[i].peak_profit);
+		known_add(&fg->tree_profit, s->procs[i].profit);
+		known_add(&fg->tree_peak_profit, s->procs[i].peak_profit);
 		if (j->root && s->procs[i].pid == j->root)
 			fg->main = &s->procs[i];
 		if (s->procs[i].kept_user >= 0) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/files.h"
+#include "common/known.h"
 #include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/procfs.h"
@@ -20,8 +21,7 @@ static int add_now(pid_t pid, pid_t ppid, void *arg)
 	c->processes++;
 	if (st.merging_pages > 0)
 		c->merged_pages += st.merging_pages;
-	if (st.process_profit != -1)
-		c->profit_bytes += st.process_profit;
+	known_add(&c->profit_bytes, known_of_stat(st.process_profit));
 	return 0;
 }
 
@@ -29,6 +29,7 @@ static int add_now(pid_t pid, pid_t ppid, void *arg)
 static void run_metrics_command(const struct sampler *s, struct metrics_command *out)
 {
 	memset(out, 0, sizeof *out);
+	out->profit_bytes = LLONG_MIN;  /* a kernel without ksm_process_profit: unknown */
 	proc_walk_tree(s->root, add_now, out);
 	for (int i = 0; i < s->nprocs; i++)
 		out->peak_merged_pages += s->procs[i].peak_merging;

@@ -10,6 +10,7 @@
 
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/known.h"
 #include "common/text.h"
 #include "follow/treegroups.h"
 
@@ -34,12 +35,11 @@ static int tree_groups(const struct sampler *s, struct tree_group *g, int max)
 		if (k == n) {
 			if (n == max)
 				continue;
-			g[n++] = (struct tree_group){ .path = path };
+			g[n++] = (struct tree_group){ .path = path, .profit = LLONG_MIN };
 		}
 		g[k].procs++;
 		g[k].merged += p->peak_merging;
-		if (p->peak_profit != LLONG_MIN)
-			g[k].profit += p->peak_profit;
+		known_add(&g[k].profit, p->peak_profit);
 	}
 	return n;
 }

@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/known.h"
 #include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/text.h"
@@ -73,6 +74,7 @@ static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
 	}
 	g = &gs->g[gs->n];
 	memset(g, 0, sizeof *g);
+	g->profit_bytes = LLONG_MIN;    /* a kernel without ksm_process_profit: unknown */
 	if (!(g->path = strdup(path)))
 		return NULL;
 	gs->last = gs->n++;
@@ -113,6 +115,7 @@ int groups_collect(struct cgroup_groups *gs)
 	struct dirent *e;
 
 	memset(gs, 0, sizeof *gs);
+	gs->profit_bytes = LLONG_MIN;
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
@@ -141,10 +144,8 @@ int groups_collect(struct cgroup_groups *gs)
 			g->merged_pages += st.merging_pages;
 			gs->merged_pages += st.merging_pages;
 		}
-		if (st.process_profit != -1) {
-			g->profit_bytes += st.process_profit;
-			gs->profit_bytes += st.process_profit;
-		}
+		known_add(&g->profit_bytes, known_of_stat(st.process_profit));
+		known_add(&gs->profit_bytes, known_of_stat(st.process_profit));
 		g->candidate_pages += candidate_process_kb((pid_t)pid, &st) * 1024 / page;
 	}
 	closedir(d);
@@ -180,9 +181,13 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 		fprintf(f, "  (%d more)\n", gs->n - max_rows);
 	fprintf(f, "  %-44s %6s %12s %12s\n", "sum", "", human_bytes(gs->merged_pages * page, false),
 		human_bytes(gs->profit_bytes, false));
-	fprintf(f, "  general_profit system-wide: %s (each process's profit counts the KSM pages it maps,\n"
-		"   while the kernel keeps one copy: the sum of the profits can exceed general_profit)\n",
-		human_bytes(general_profit, false));
+	if (gs->profit_bytes == LLONG_MIN)
+		fprintf(f, "  general_profit system-wide: %s (PROFIT n/a: this kernel has no ksm_process_profit, "
+			"Linux 6.4+)\n", human_bytes(general_profit, false));
+	else
+		fprintf(f, "  general_profit system-wide: %s (each process's profit counts the KSM pages it maps,\n"
+			"   while the kernel keeps one copy: the sum of the profits can exceed general_profit)\n",
+			human_bytes(general_profit, false));
 }
 
 void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs)

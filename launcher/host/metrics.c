@@ -199,12 +199,16 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 	if (!gs->n)
 		return;
 	for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+		/* A kernel without ksm_process_profit (before 6.4): no profit series, rather than 0. */
+		if (k == 2 && gs->profit_bytes == LLONG_MIN)
+			continue;
 		family(f, fam[k].name, "gauge", fam[k].help);
 		for (int i = 0; i < gs->n; i++) {
 			const struct cgroup_group *g = &gs->g[i];
 			long long v = k == 0 ? g->procs : k == 1 ? g->merged_pages * page :
 				      k == 2 ? g->profit_bytes : g->candidate_pages * page;
-			sample_ll(f, fam[k].name, "cgroup", g->path, v);
+			if (v != LLONG_MIN)
+				sample_ll(f, fam[k].name, "cgroup", g->path, v);
 		}
 	}
 }
@@ -225,8 +229,10 @@ static void command_metrics(FILE *f, const struct metrics_command *c, long page)
 	command_sample(f, "command_processes", c, c->processes);
 	family(f, "command_merged_bytes", "gauge", "Merged memory of the command's tree now (ksm_merging_pages)");
 	command_sample(f, "command_merged_bytes", c, c->merged_pages * page);
-	family(f, "command_profit_bytes", "gauge", "Sum of ksm_process_profit of the command's tree now");
-	command_sample(f, "command_profit_bytes", c, c->profit_bytes);
+	if (c->profit_bytes != LLONG_MIN) {
+		family(f, "command_profit_bytes", "gauge", "Sum of ksm_process_profit of the command's tree now");
+		command_sample(f, "command_profit_bytes", c, c->profit_bytes);
+	}
 	family(f, "command_peak_merged_bytes", "gauge",
 	       "Sum over the command's processes, exited ones included, of each one's peak merged memory");
 	command_sample(f, "command_peak_merged_bytes", c, c->peak_merged_pages * page);

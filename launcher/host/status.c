@@ -133,9 +133,13 @@ static void top_processes(long long page)
 		       "KEPT OUT KiB", "SECRET KiB");
 	for (int i = 0; i < n && i < 10; i++) {
 		struct kept k;
+		char profit[24] = "n/a";        /* a kernel without ksm_process_profit (before 6.4) */
+
 		read_kept(t[i].pid, &k);
-		printf("  %7d %-16s %12lld %14lld %16lld %14lld\n", t[i].pid, printable(t[i].comm),
-		       t[i].merging * page / 1024, t[i].profit / 1024, k.kept_kb, k.secret_kb);
+		if (t[i].profit != LLONG_MIN)
+			snprintf(profit, sizeof profit, "%lld", t[i].profit / 1024);
+		printf("  %7d %-16s %12lld %14s %16lld %14lld\n", t[i].pid, printable(t[i].comm),
+		       t[i].merging * page / 1024, profit, k.kept_kb, k.secret_kb);
 	}
 	if (n)
 		printf("  (kept out: anonymous memory of private regions that is not mergeable, by the\n"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "common/files.h"
+#include "common/known.h"
 #include "common/ksmproc.h"
 #include "common/parse.h"
 #include "host/topprocs.h"
@@ -44,7 +45,7 @@ int top_processes_collect(struct top_process **out)
 		}
 		t[n].pid = (int)pid;
 		t[n].merging = st.merging_pages;
-		t[n].profit = st.process_profit != -1 ? st.process_profit : 0;
+		t[n].profit = known_of_stat(st.process_profit);
 		snprintf(path, sizeof path, "/proc/%lld/comm", pid);
 		if (read_text(path, t[n].comm, sizeof t[n].comm))
 			snprintf(t[n].comm, sizeof t[n].comm, "?");
