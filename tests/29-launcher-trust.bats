@@ -7,7 +7,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 setup_file_extra() { link_static_dupmem; }
 
@@ -157,6 +157,7 @@ with open(sys.argv[1], "a") as f:
 }
 
 @test "the library's settings in the environment count for the prctl before exec (KSM_ENABLE_MODE=off)" {
+	requires prctl
 	run -0 env KSM_ENABLE_MODE=off "$KSM_RUN" -q -- "$PROGS/dupmem" getmerge
 	[[ $output == "merge_any "*" 0" ]]
 	run -0 env KSM_ENABLE_MIN_SIZE=1M "$KSM_RUN" -q -- "$PROGS/dupmem" getmerge
@@ -167,6 +168,7 @@ with open(sys.argv[1], "a") as f:
 }
 
 @test "a static binary with a selection runs without KSM and says why; --strict refuses it" {
+	requires prctl          # (without it, tests/47: no prctl to cover any static binary)
 	needs_static
 	run -0 --separate-stderr "$KSM_RUN" -q --min-size=1M -- "$STATIC" getmerge
 	[[ $output == "merge_any "*" 0" ]]

@@ -7,7 +7,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 teardown_extra() {
 	stop_ksmtuned
@@ -169,6 +169,7 @@ start_writer() {
 advisor_wrote() { [ "$(cat $KSM/pages_to_scan)" != "$1" ]; }
 
 @test "the kernel's scan-time advisor writing pages_to_scan is not taken for another manager" {
+	requires advisor
 	local before
 	before=$(cat $KSM/pages_to_scan)
 	# The advisor sets pages_to_scan at the end of each full scan.

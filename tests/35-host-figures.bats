@@ -7,7 +7,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq cmd:promtool cmd:python3 cmd:script"
+LAUNCHER_REQUIRES="root ksm jq cmd:promtool cmd:python3 cmd:script"
 
 PAGE=$(getconf PAGESIZE)
 
@@ -94,6 +94,8 @@ group_agrees() {
 }
 
 @test "--status per cgroup: merged pages and profit of two cgroups equal their processes' ksm_stat" {
+	# (dupmem's merge=1; on kernels without the prctl, tests/47's cgroup test)
+	requires prctl general_profit
 	local a b ga gb
 	make_cgroup a
 	a=$CG_DIR
@@ -130,6 +132,9 @@ group_agrees() {
 	[ "$(jq --arg g "$ga" '.groups[] | select(.cgroup == $g) | .processes' <<<"$output")" = 2 ]
 }
 
+# advisor_type: the JSON type of the advisor mode, where the kernel has one (6.8), or null.
+advisor_type() { if [ -e $KSM/advisor_mode ]; then echo string; else echo null; fi; }
+
 # lines_at_least FILE N: read afresh at every poll.
 lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 
@@ -144,9 +149,9 @@ lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 	[ "$(wc -l <"$out")" -ge 3 ]
 	# Every line is one JSON object with the figures.
 	while read -r line; do
-		jq -e '.time > 0 and .interval == 0.5 and (.counters.general_profit | type) == "number"
+		jq -e --arg adv "$(advisor_type)" '.time > 0 and .interval == 0.5 and (.counters.general_profit | type) == "number"
 			and (.knobs.run | type) == "number" and (.knobs.pages_to_scan | type) == "number"
-			and (.knobs.sleep_millisecs | type) == "number" and (.knobs.advisor_mode | type) == "string"
+			and (.knobs.sleep_millisecs | type) == "number" and (.knobs.advisor_mode | type) == $adv
 			and (.groups | type) == "array" and (.processes | type) == "array"
 			and (.tuning.instances | type) == "array"' <<<"$line" >/dev/null
 	done <"$out"
@@ -181,6 +186,7 @@ watch_on_tty() {
 }
 
 @test "--status --watch on a terminal: top processes and the trend, in the terminal's rows and columns" {
+	requires prctl          # dupmem's merge=1
 	fast_ksm
 	start_workload a1 -- "$PROGS/dupmem" merge=1 seed=21 mmap=32 wait
 	local pid frame
@@ -218,8 +224,8 @@ watch_on_tty() {
 	start_workload r1 -- sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --pages-to-scan=1000 -- "$PROGS/dupmem" wait
 	wait_until 5 registered "$(wl_pid r1)"
 	run -0 "$KSM_RUN" --status --json
-	jq -e '(.knobs.run | type) == "number" and (.knobs.pages_to_scan | type) == "number"
-		and (.knobs.advisor_mode | type) == "string"
+	jq -e --arg adv "$(advisor_type)" '(.knobs.run | type) == "number" and (.knobs.pages_to_scan | type) == "number"
+		and (.knobs.advisor_mode | type) == $adv
 		and (.tuning.saved_knobs.pages_to_scan | type) == "number"
 		and ([.tuning.saved_knobs | to_entries[] | select(.key != "advisor_mode") | .value | type]
 			| length > 0 and all(. == "number"))' <<<"$output"
@@ -306,11 +312,12 @@ promtool_ok() {
 # The labels of a dupmem's series in the metrics file FILE.
 dupmem_labels() { echo "{command=\"dupmem\",file=\"${1##*/}\"}"; }
 
-# command_agrees FILE PID: the command's figures equal PID's ksm_stat (the tree's only process).
+# command_agrees FILE PID: the command's figures equal PID's ksm_stat (the tree's only process);
+# a kernel without ksm_process_profit (before 6.4) has no profit series.
 command_agrees() {
 	local m p l
 	l=$(dupmem_labels "$1")
-	m=$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$2/ksm_stat")
+	m=$(merged_pages "$2")
 	p=$(awk '$1 == "ksm_process_profit" { print $2 }' "/proc/$2/ksm_stat")
 	[ "$(metric "$1" "ksmenable_command_merged_bytes$l")" = $((m * PAGE)) ] &&
 		[ "$(metric "$1" "ksmenable_command_profit_bytes$l")" = "$p" ] &&
@@ -427,8 +434,11 @@ saved_at_least() { local v; v=$(metric "$1" "$2"); [ -n "$v" ] && [ "$v" -ge "$3
 		--metrics-file="$dir/two.prom" -- "$prog" mmap=8 wait
 	pid=$(awk '$1 == "region" { print $4; exit }' "$(wl_dir two)/out")
 	wait_until 30 merging_at_least "$pid" 2048
-	# The daemon's file has the machine's series, once the handover is past.
-	wait_until 10 grep -q '^ksmenable_general_profit_bytes ' "$dir/ksmenable.prom"
+	# The daemon's file has the machine's series, once the handover is past
+	# (general_profit as computed where the kernel has no such file, before 6.4).
+	local gp=general_profit_bytes
+	[ -e $KSM/general_profit ] || gp=general_profit_computed_bytes
+	wait_until 10 grep -q "^ksmenable_$gp " "$dir/ksmenable.prom"
 	wait_until 10 grep -q '^ksmenable_command_processes' "$dir/one.prom"
 	wait_until 10 grep -q '^ksmenable_command_processes' "$dir/two.prom"
 	# Two scrapes: the first one's log is out before the second is answered.
@@ -439,7 +449,7 @@ saved_at_least() { local v; v=$(metric "$1" "$2"); [ -n "$v" ] && [ "$v" -ge "$3
 	has_line "$scrape" 'node_textfile_scrape_error 0'
 	run ! grep -a 'error\|collected before' "$(wl_err node_exporter)"
 	# The machine's series once (the daemon's), each command's series with its file.
-	[ "$(grep -c '^ksmenable_general_profit_bytes ' "$scrape")" = 1 ]
+	[ "$(grep -c "^ksmenable_$gp " "$scrape")" = 1 ]
 	[ "$(grep -c '^ksmenable_tuner_phase{phase="steady"} ' "$scrape")" = 1 ]
 	# What node_exporter writes of the name: its escapes, U+FFFD for the bad byte.
 	label='command="du\"p\\m\nem'$'\xef\xbf\xbd''"'

@@ -8,7 +8,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 # The process sleeps, and reads no BYE.
 teardown_extra() {
@@ -38,7 +38,7 @@ start_odd_process() {
 
 @test "--attach --json: a command name and a cgroup that are not UTF-8" {
 	start_odd_process
-	run -0 --separate-stderr "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait --json
+	run -0 --separate-stderr "$KSM_RUN" --attach="$ODD_CGROUP" $(attach_form) --no-wait --json
 	local json
 	json=$(strict_json <<<"$output")
 	echo "$json"
@@ -57,7 +57,7 @@ start_odd_process() {
 
 @test "--status --json: a merging process and its cgroup, not UTF-8" {
 	start_odd_process
-	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait
+	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" $(attach_form) --no-wait
 	fast_ksm
 	wait_until 20 merging_at_least "$(wl_pid odd)" 1000
 	run -0 --separate-stderr "$KSM_RUN" --status --json
@@ -71,7 +71,7 @@ start_odd_process() {
 
 @test "--status --watch's JSON lines: a merging process and its cgroup, not UTF-8" {
 	start_odd_process
-	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" --no-wait
+	run -0 "$KSM_RUN" --attach="$ODD_CGROUP" $(attach_form) --no-wait
 	fast_ksm
 	wait_until 20 merging_at_least "$(wl_pid odd)" 1000
 	local line json

@@ -9,7 +9,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq"
+LAUNCHER_REQUIRES="root ksm jq"
 
 # The scenario, in a mount namespace: A and B register, the tmpfs is then
 # filled, C registers, A ends (B takes over), C and B end.  Prints

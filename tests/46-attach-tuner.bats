@@ -7,11 +7,10 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl"
+LAUNCHER_REQUIRES="root ksm"
 
 attachee() { echo "$PROGS/attachee"; }
 merge_any_is() { grep -Eq "^ksm_merge_any:? $2\$" "/proc/$1/ksm_stat"; }
-merged_pages() { awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat"; }
 
 # The attachees end by themselves; a failed test must not wait for them.
 teardown_extra() {
@@ -21,6 +20,7 @@ teardown_extra() {
 }
 
 @test "--attach --no-wait with KSM stopped and no tuner: it says nothing merges until ksmd runs; --strict refuses" {
+	requires prctl
 	local before
 	start_workload -- "$(attachee)" --dup=8 sleep 30
 	knob_is run 0
@@ -69,7 +69,7 @@ attached_merges() {
 	start_workload "$name" -- "$(attachee)" --dup=64 sleep 120
 	pid=$(wl_pid "$name")
 	t0=$SECONDS
-	"$KSM_RUN" --attach="$pid" "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>&1 &
+	"$KSM_RUN" --attach="$pid" $(attach_form) "$@" >"$BATS_TEST_TMPDIR/$name.out" 2>&1 &
 	BG_ATTACH=$!
 	wait_until 10 merging_at_least "$pid" $((64 * 1024 * 1024 / $(getconf PAGESIZE) * 9 / 10)) ||
 		{ echo "$name: $(merged_pages "$pid") pages merged, $(knob_value pages_to_scan)/$(knob_value sleep_millisecs)" >&2

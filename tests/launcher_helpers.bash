@@ -92,6 +92,11 @@ clear_launcher_state() {
 	fi
 }
 
+# attach_form: the options with which --attach covers a whole process on
+# this kernel: none (the process-wide prctl, Linux 6.4) or, before it,
+# every anonymous region by madvise.  Unquoted, it is no word or one.
+attach_form() { [ "$(merge_any_unset)" = 0 ] || echo --allow=anon; }
+
 # --- Cgroups of a test, removed by the fixture's teardown (after the workloads). ---
 
 # cgroup_root: the hierarchy ksm-run groups by (groups.h): the memory
