@@ -90,7 +90,7 @@ attached_merges() {
 	wait_until 10 gone "$BG_ATTACH"
 	# --detach takes a target out of the state; one that ends leaves it at the tuner's next tick.
 	grep -q "^target $(wl_pid followed) " "$STATE_FILE"
-	run -0 "$KSM_RUN" --detach="$(wl_pid followed)"
+	run -0 "$KSM_RUN" --detach="$(wl_pid followed)" $(attach_form)
 	! grep -q "^target $(wl_pid followed) " "$STATE_FILE"
 	local gone_pid
 	gone_pid=$(wl_pid nowait)

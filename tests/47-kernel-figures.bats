@@ -13,6 +13,16 @@ PAGE=$(getconf PAGESIZE)
 
 setup_file_extra() { link_static_dupmem; }
 
+# A process a failed test left in its cgroup (group_figures_agree's
+# background one) ends before the fixture removes the cgroup.
+teardown_extra() {
+	local d
+	for d in "${CG_MADE[@]}"; do
+		[ ! -e "$d/cgroup.procs" ] || xargs -r kill -KILL <"$d/cgroup.procs" 2>/dev/null
+	done
+	return 0
+}
+
 # has FILE: true or false, as JSON writes them.
 has() { if [ -e "$1" ]; then echo true; else echo false; fi; }
 
@@ -138,15 +148,20 @@ metric_is_group() {
 # the metrics and the report (ksm-run run with the VARs in its
 # environment), are what the kernel counts.
 group_figures_agree() {
-	local report=$BATS_TEST_TMPDIR/r.json prom=$BATS_TEST_TMPDIR/m.prom pid direct cg
+	local report=$BATS_TEST_TMPDIR/r.json prom=$BATS_TEST_TMPDIR/m.prom pid bg direct cg
 	make_cgroup a
 	cg=/${CG_DIR##*/}
+	# Two processes, none forked from one that had merged already: kernels
+	# without the fix of 2025 for it (Debian 12's 6.1) start a forked
+	# child's ksm_merging_pages at its parent's count (see the man page).
 	start_workload -- env "$@" "$KSM_RUN" --json --report-file="$report" --metrics-file="$prom" --interval=0.3 \
-		"${FAST_OPTS[@]}" -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$PROGS/dupmem" mmap=24 fork mmap=8 wait
+		"${FAST_OPTS[@]}" -- sh -c "$IN_CGROUP" sh "$CG_DIR" \
+		sh -c '"$1" mmap=24 sleep=600000 & exec "$1" mmap=8 wait' sh "$PROGS/dupmem"
 	wait_until 20 test "$(wc -w <"$CG_DIR/cgroup.procs")" = 2
 	pid=$(awk '$1 == "READY" { print $2 }' "$WL_OUT")
-	wait_until 120 merging_at_least "$pid" 8000
-	wait_until 30 test "$(direct_of_group "$CG_DIR")" -ge 14000
+	bg=$(awk -v p="$pid" '$1 == "region" && $4 != p { print $4; exit }' "$WL_OUT")
+	wait_until 120 merging_at_least "$pid" 2000
+	wait_until 30 test "$(direct_of_group "$CG_DIR")" -ge 8000
 	# The cgroup's series is the machine writer's: this ksm-run's, while it
 	# tunes (it yields when the test stops ksmd below).
 	wait_until 10 metric_is_group "$prom" "$cg" "$CG_DIR" ||
@@ -176,6 +191,7 @@ group_figures_agree() {
 		(.profit_bytes | type) == (if \$p then \"number\" else \"null\" end)" <<<"$output")" = true ]
 	wait_until 10 test "$(metric "$prom" 'ksmenable_command_merged_bytes{command="sh",file="m.prom"}')" = $((direct * PAGE))
 	stop_workload
+	kill "$bg"
 	[ "$WL_STATUS" = 0 ]
 	# The report's peak is the most ksm-run counted: at least what was read, within 1%.
 	local peak
