@@ -9,7 +9,7 @@
 load helpers
 load launcher_helpers
 
-LAUNCHER_REQUIRES="root ksm prctl jq cmd:strace cmd:python3"
+LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 
 attachee() { echo "$PROGS/attachee"; }
 
@@ -38,6 +38,15 @@ merge_any_is() { [ "$(ksm_stat_of "$1" ksm_merge_any)" = "$2" ]; }
 # ksm_pages_mapped PID: kB of its memory mapped from KSM pages now (smaps KSM:).
 ksm_pages_mapped() { awk '$1 == "KSM:" { s += $2 } END { print s + 0 }' "/proc/$1/smaps"; }
 mergeable_regions() { grep -c '^VmFlags:.* mg' "/proc/$1/smaps" || true; }
+# readback ANY MERGEABLE: how a line ends, with ksm_stat's ksm_merge_any
+# and ksm_mergeable read back, or unknown on kernels without them (6.10).
+readback() {
+	if grep -q '^ksm_merge_any' /proc/self/ksm_stat 2>/dev/null; then
+		echo "ksm_merge_any $1, ksm_mergeable $2"
+	else
+		echo "ksm_merge_any unknown, ksm_mergeable unknown"
+	fi
+}
 
 # finish_attachee: waits for the default workload's own end; it must say ok.
 finish_attachee() {
@@ -47,6 +56,7 @@ finish_attachee() {
 }
 
 @test "--attach and --detach: bad options are refused with 125 before anything changes" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local before
 	start_workload -- "$(attachee)" sleep 30
 	before=$(knobs_snapshot)
@@ -77,6 +87,7 @@ finish_attachee() {
 }
 
 @test "a program blocked in nanosleep, read, a condition wait, epoll_wait, or computing sees nothing change" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local t
 	for t in sleep read cond epoll compute; do
 		start_workload -- "$(attachee)" "$t" 1.5
@@ -93,6 +104,7 @@ finish_attachee() {
 }
 
 @test "8 threads doing all of that at once: one thread is stopped, nothing changes, PR_GET_MEMORY_MERGE reads 1 inside" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	start_workload -- "$(attachee)" threads 2
 	sleep 0.3
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait --json
@@ -106,6 +118,7 @@ finish_attachee() {
 }
 
 @test "a target's name is its own to choose: the line shows it escaped" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	start_workload -- "$(attachee)" --name=$'\e]0;pwned\a\e[2J' sleep 30
 	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output != *$'\e'* && $output != *$'\a'* ]]
@@ -113,6 +126,7 @@ finish_attachee() {
 }
 
 @test "--attach: the target's duplicate memory merges; INT ends ksm-run and not the target; --detach unmerges" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local before ksm report=$BATS_TEST_TMPDIR/report
 	before=$(knobs_snapshot)
 	start_workload -- "$(attachee)" --dup=32 sleep 60
@@ -140,6 +154,7 @@ finish_attachee() {
 }
 
 @test "--detach of much merged memory: unmerged region by region over short stops, nothing merged left" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local ksm a b pages=$((32 * 1024 * 1024 / $(getconf PAGESIZE) * 8 / 10))
 	start_workload wa -- "$(attachee)" --dup=32 sleep 60
 	start_workload wb -- "$(attachee)" --dup=32 sleep 60
@@ -168,11 +183,11 @@ finish_attachee() {
 @test "--attach --allow that chooses no region: \"no region matched the selection\", counted apart, not a refusal" {
 	start_workload -- "$(attachee)" --dup=8 sleep 30
 	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=64M --no-wait
-	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; $(readback no no)" ]
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=heap,anon --min-size=64M --no-wait --json
 	jq -e '.targets[0].result == "unmatched" and .unmatched == 1 and .handled == 0 and .refused == 0' <<<"$output"
 	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon --min-size=64M
-	[ "$output" = "$WL_PID (attachee): no region matched the selection; ksm_merge_any no, ksm_mergeable no" ]
+	[ "$output" = "$WL_PID (attachee): no region matched the selection; $(readback no no)" ]
 	[ "$(mergeable_regions "$WL_PID")" = 0 ]
 	# A region chosen but mergeable already is still "already enabled".
 	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
@@ -182,7 +197,7 @@ finish_attachee() {
 
 @test "--attach with every target ending: the report follows them to their end" {
 	start_workload -- "$(attachee)" --dup=8 sleep 2
-	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --interval=0.5 --json
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" $(attach_form) --interval=0.5 --json
 	jq -e '.targets[0].result == "enabled"' <<<"$output"
 	jq -e --argjson p "$WL_PID" '.exit.how == "attached" and .exit.ended == "every target has ended"
 		and (.exit.targets | startswith("\($p) (attachee)")) and .coverage.covered_by == "attach"' <<<"$stderr"
@@ -193,17 +208,18 @@ finish_attachee() {
 	start_workload -- "$(attachee)" --dup=8 sleep 30
 	[ "$(mergeable_regions "$WL_PID")" = 0 ]
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
-	[[ $output == "$WL_PID (attachee): enabled, 1 region (8.0 MiB) advised; stopped "*"; ksm_merge_any no, ksm_mergeable yes" ]]
+	[[ $output == "$WL_PID (attachee): enabled, 1 region (8.0 MiB) advised; stopped "*"; $(readback no yes)" ]]
 	[ "$(mergeable_regions "$WL_PID")" = 1 ]
 	# Nothing left to advise: already so, and not stopped.
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
-	[[ $output == "$WL_PID (attachee): already enabled; ksm_merge_any no, ksm_mergeable yes" ]]
+	[[ $output == "$WL_PID (attachee): already enabled; $(readback no yes)" ]]
 	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
 	[[ $output == "$WL_PID (attachee): disabled, 1 region (8.0 MiB) made unmergeable; "* ]]
 	[ "$(mergeable_regions "$WL_PID")" = 0 ]
 }
 
 @test "--attach: secret-like memory is kept out of the process-wide flag" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	start_workload -- "$(marks)" map=key:4 "$LOCK=key" dontdump=key map=rng:4 wipeonfork=rng map=twin:4 wait
 	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output == *"enabled, process-wide (prctl), 2 secret-like regions (8.0 MiB) kept out; stopped"* ]]
@@ -213,6 +229,7 @@ finish_attachee() {
 }
 
 @test "a target whose seccomp filter refuses prctl, or kills for it: refused, and it goes on unharmed" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local how
 	for how in errno kill; do
 		start_workload -- "$(attachee)" --seccomp=$how sleep 1.5
@@ -229,6 +246,7 @@ finish_attachee() {
 }
 
 @test "a seccomp filter that shifts by X = 32 (masked to 0 by the kernel) and kills for prctl: refused, unharmed" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	# ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS: the kernel computes
 	# nr << (32 & 31) = nr, so prctl kills. A judge that made it 0 injected.
 	start_workload -- "$(attachee)" --seccomp=shift sleep 1.5
@@ -255,6 +273,7 @@ undone_detaches() {
 }
 
 @test "--detach reports what it reads back: a flag switched back on at once is a refusal, never \"disabled\"" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local results
 	start_workload -- "$(attachee)" --remerge=prctl sleep 30
 	results=$(undone_detaches)
@@ -277,6 +296,7 @@ undone_detaches() {
 }
 
 @test "a target traced by strace is refused and left alone" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local st
 	start_workload -- "$(attachee)" sleep 3
 	strace -p "$WL_PID" -o /dev/null &
@@ -317,6 +337,7 @@ undone_detaches() {
 }
 
 @test "ksm-run killed at random moments of --attach and --detach: 100 kills, no self-checking target harmed" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	# tests/bench/attach-kill-soak (1,000 kills under make bench): half the
 	# kills at a random time, half while ksm-run pauses with its call's
 	# registers in the target (KSM_RUN_TEST_INJECT_PAUSE_MS), counted, so
@@ -330,6 +351,7 @@ undone_detaches() {
 }
 
 @test "each call of signal(7)'s EINTR-after-stop list, blocked with a timeout: attached to and detached, it never sees EINTR" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local m p pids=()
 	local modes=(recv recvfrom recvmsg recvmmsg accept send sendto sendmsg sendmmsg connect
 		epoll_wait epoll_pwait io_getevents semop semtimedop sigtimedwait sigwaitinfo msgrcv)
@@ -348,6 +370,7 @@ undone_detaches() {
 }
 
 @test "--detach while a 1 ms timer signal interrupts the unmerging: the call is run again, disabled, no kernel errno shown" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	fast_ksm
 	start_workload -- "$(attachee)" --dup=48 --itimer=1000 compute 15
 	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
@@ -373,7 +396,7 @@ undone_detaches() {
 	[ "$status" = 0 ] && [ "$output" = "$gone: no such process" ]
 	[[ $stderr == *"--detach: none of the targets exists"* ]]
 	# One that runs beside it: handled, and nothing said of "none".
-	run --separate-stderr "$KSM_RUN" --attach="$gone,$WL_PID" --no-wait
+	run --separate-stderr "$KSM_RUN" --attach="$gone,$WL_PID" $(attach_form) --no-wait
 	[ "$status" = 0 ]
 	grep -qx "$gone: no such process" <<<"$output"
 	grep -q "^$WL_PID (attachee): enabled, " <<<"$output"
@@ -383,6 +406,7 @@ undone_detaches() {
 }
 
 @test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	stage_for_nobody
 	start_workload -- "$(attachee)" sleep 2
 	run -1 as_nobody "$NB_KSM_RUN" --attach="$WL_PID" --no-wait
@@ -392,6 +416,7 @@ undone_detaches() {
 }
 
 @test "--attach=cgroup:PATH: every process of the cgroup" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local d n pids=()
 	make_cgroup attach
 	d=$CG_DIR
@@ -408,6 +433,7 @@ undone_detaches() {
 }
 
 @test "--attach=cgroup:/PATH, as systemctl show -p ControlGroup prints it: that service's processes, no other of the name" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local d rel other
 	make_cgroup svc
 	d=$CG_DIR rel=${CG_DIR#"$(cgroup_root)"}
@@ -421,6 +447,7 @@ undone_detaches() {
 }
 
 @test "200 attach and detach cycles on one process: it stays correct, nothing leaks" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local i fds threads
 	# Longer than the 400 runs of ksm-run (2 s here, 13 s sanitized), and
 	# short enough for wait_workload's 20 s after them.
@@ -443,6 +470,7 @@ undone_detaches() {
 }
 
 @test "--attach to a running Python process: its memory merges" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	start_workload -- python3 -c '
 import sys
 blocks = [bytearray(b"\x5a" * (1 << 20)) for _ in range(32)]
@@ -506,12 +534,14 @@ stage_suid_probe() {
 }
 
 @test "a target that execs a setuid program during the attach: refused, and the new image is never touched" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	stage_suid_probe
 	exec_attempts "" 0 10 20 30 40 50 60 70 80 90 100 120 140 160 200 --
 	[ "$CAUGHT" -gt 0 ]
 }
 
 @test "another thread execs a setuid program during the attach: refused, in both forms" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	stage_suid_probe
 	exec_attempts --thread 0 10 20 30 40 50 60 70 80 100 120 140 160 200 --
 	local prctl_caught=$CAUGHT
@@ -520,6 +550,7 @@ stage_suid_probe() {
 }
 
 @test "a target in uninterruptible sleep is refused within 5 s, the next one is not held up, and TERM ends ksm-run at once" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local stuck other child ksm t0
 	start_workload stuck -- "$(awkward)" vfork
 	start_workload other -- "$(attachee)" sleep 60
@@ -554,6 +585,7 @@ stage_suid_probe() {
 }
 
 @test "a process whose main thread has exited: attached through a thread that lives" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local tid
 	start_workload -- "$(awkward)" leader-exits 3
 	wait_until 5 state_is "$WL_PID" Z
@@ -587,7 +619,7 @@ stage_suid_probe() {
 			json=
 			[ $((i % 2)) = 1 ] || json=--json
 			# stderr apart: "none of the targets exists" may follow the JSON.
-			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" --no-wait $json >"$out" 2>"$out.err" 3>&- ||
+			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" $(attach_form) --no-wait $json >"$out" 2>"$out.err" 3>&- ||
 				{ echo "round $i: exit $?: $(cat "$out" "$out.err")" >&2; return 1; }
 			if grep -q 'kernel thread\|not permitted\|: refused' "$out" "$out.err"; then
 				cat "$out" "$out.err" >&2
