@@ -22,9 +22,9 @@ predict_then_merge() {
 }
 
 @test "estimate: duplicates within one process, within 2% of what KSM reaches" {
-	requires root ksm prctl
+	requires root ksm
 	echo 0 >$KSM/run
-	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 unique=4 pairs=4 wait verify
+	start_workload a -- "$PROGS/dupmem" merge=auto mmap=8 unique=4 pairs=4 wait verify
 	predict_then_merge "$(wl_pid a)"
 	# 2048 equal pages (8 stable pages under max_page_sharing 256) and
 	# 512 pairs: at least 2040 + 512 sharing, plus the program's own few
@@ -35,10 +35,10 @@ predict_then_merge() {
 }
 
 @test "estimate: duplicates across processes, within 2%" {
-	requires root ksm prctl
+	requires root ksm
 	echo 0 >$KSM/run
-	start_workload a -- "$PROGS/dupmem" merge=1 seed=7 distinct=8 unique=2 wait verify
-	start_workload b -- "$PROGS/dupmem" merge=1 seed=7 distinct=8 unique=2 wait verify
+	start_workload a -- "$PROGS/dupmem" merge=auto seed=7 distinct=8 unique=2 wait verify
+	start_workload b -- "$PROGS/dupmem" merge=auto seed=7 distinct=8 unique=2 wait verify
 	predict_then_merge "$(wl_pid a),$(wl_pid b)"
 	# 2048 pages in each process that equal the other's, and nothing within
 	[ "$(est across_process_pages)" -ge 2048 ]
@@ -48,9 +48,9 @@ predict_then_merge() {
 }
 
 @test "estimate: zero pages merge as one content with use_zero_pages=0" {
-	requires root ksm prctl
+	requires root ksm
 	echo 0 >$KSM/use_zero_pages
-	start_workload a -- "$PROGS/dupmem" merge=1 zeros=8 mmap=2 wait
+	start_workload a -- "$PROGS/dupmem" merge=auto zeros=8 mmap=2 wait
 	predict_then_merge "$(wl_pid a)"
 	[ "$(est zero_pages)" -ge 2048 ] && [ "$(est zero_pages)" -lt 2100 ]
 	[ "$(est use_zero_pages)" = 0 ]
@@ -58,9 +58,9 @@ predict_then_merge() {
 }
 
 @test "estimate: zero pages are counted apart with use_zero_pages=1" {
-	requires root ksm prctl
+	requires root ksm
 	echo 1 >$KSM/use_zero_pages
-	start_workload a -- "$PROGS/dupmem" merge=1 zeros=8 mmap=2 wait
+	start_workload a -- "$PROGS/dupmem" merge=auto zeros=8 mmap=2 wait
 	predict_then_merge "$(wl_pid a)"
 	echo 0 >$KSM/use_zero_pages
 	[ "$(est use_zero_pages)" = 1 ]
@@ -69,8 +69,8 @@ predict_then_merge() {
 }
 
 @test "estimate: pages already merged are recognised, not promised again" {
-	requires root ksm prctl
-	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 pairs=4 wait verify
+	requires root ksm
+	start_workload a -- "$PROGS/dupmem" merge=auto mmap=8 pairs=4 wait verify
 	predict_then_merge "$(wl_pid a)"
 	first=$(est pages_sharing)
 	estimate "$(wl_pid a)"
@@ -83,9 +83,9 @@ predict_then_merge() {
 }
 
 @test "estimate: the table says what general_profit and the new profit each count" {
-	requires root ksm prctl
+	requires root ksm
 	# a merged by KSM now, b (not mergeable) only predicted: new profit = b's part.
-	start_workload a -- "$PROGS/dupmem" merge=1 mmap=8 wait
+	start_workload a -- "$PROGS/dupmem" merge=auto mmap=8 wait
 	start_workload b -- "$PROGS/dupmem" seed=5 mmap=4 wait
 	converge "$(wl_pid a)"
 	echo 0 >$KSM/run
@@ -263,9 +263,9 @@ predict_then_merge() {
 }
 
 @test "estimate: pages still shared copy-on-write since a fork are not promised (KSM leaves them)" {
-	requires root ksm prctl
+	requires root ksm
 	# every page differs, and the child shares them all with its parent
-	start_workload a -- "$PROGS/dupmem" merge=1 distinct=4 fork wait
+	start_workload a -- "$PROGS/dupmem" merge=auto distinct=4 fork wait
 	child=$(awk '$1 == "READY" { print $2 }' "$(wl_out a)")
 	predict_then_merge "$(wl_pid a),$child"
 	[ "$(est single_frame_pages)" -ge 2048 ]

@@ -40,6 +40,10 @@
  *   name=NAME       name the last mmap region [anon:NAME] (PR_SET_VMA)
  *   sleep=MS        sleep
  *   merge=0|1       prctl(PR_SET_MEMORY_MERGE)
+ *   merge=auto      the prctl where the kernel has it (6.4), else every
+ *                   private region made afterwards is advised mergeable
+ *                   (madvise) before it is filled: on every kernel, the
+ *                   process's test regions merge
  *   getmerge        print "merge_any PID N" from PR_GET_MEMORY_MERGE
  *   mergeable       print "mergeable PID N": how many of its mappings are
  *                   mergeable ("mg" in smaps' VmFlags), on every kernel
@@ -73,6 +77,7 @@ static const long page = 4096;
 static uint64_t next_seed = 0x5a5a0001;
 static void *last_map;
 static size_t last_map_len;
+static int advise_regions;      /* merge=auto on a kernel without the prctl */
 
 enum pattern { SAME, UNIQUE, DISTINCT, PAIRS, ZEROS };
 
@@ -280,6 +285,8 @@ static int run(int argc, char **argv, int i)
 				       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
 				die("mmap");
+			if (advise_regions && !shared && madvise(p, len, MADV_MERGEABLE))
+				die("madvise(MADV_MERGEABLE)");
 			if (a[0] == 'r') {
 				p = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
 				if (p == MAP_FAILED)
@@ -299,6 +306,8 @@ static int run(int argc, char **argv, int i)
 			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
 				die("mmap");
+			if (advise_regions && madvise(p, len, MADV_MERGEABLE))
+				die("madvise(MADV_MERGEABLE)");
 			if (a[0] == 'c') {
 				if (nchurned == 8)
 					die("too many churn regions");
@@ -367,6 +376,12 @@ static int run(int argc, char **argv, int i)
 		} else if (!strncmp(a, "sleep=", 6)) {
 			struct timespec ts = { atol(v) / 1000, (atol(v) % 1000) * 1000000L };
 			nanosleep(&ts, NULL);
+		} else if (!strcmp(a, "merge=auto")) {
+			if (prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
+				if (errno != EINVAL)
+					die("prctl(PR_SET_MEMORY_MERGE)");
+				advise_regions = 1;     /* before 6.4 */
+			}
 		} else if (!strncmp(a, "merge=", 6)) {
 			if (prctl(PR_SET_MEMORY_MERGE, atol(v), 0, 0, 0))
 				die("prctl(PR_SET_MEMORY_MERGE)");
