@@ -58,7 +58,8 @@ predict_then_merge() {
 }
 
 @test "estimate: zero pages are counted apart with use_zero_pages=1" {
-	requires root ksm
+	# (what merged into the zero page is counted by ksm_stat's ksm_zero_pages)
+	requires root ksm zero_pages
 	echo 1 >$KSM/use_zero_pages
 	start_workload a -- "$PROGS/dupmem" merge=auto zeros=8 mmap=2 wait
 	predict_then_merge "$(wl_pid a)"

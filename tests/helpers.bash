@@ -84,6 +84,7 @@ requires() {
 		smart_scan) [ -e $KSM/smart_scan ] || kernel_lacks "smart scan (smart_scan, Linux 6.7)" ;;
 		general_profit) [ -e $KSM/general_profit ] || kernel_lacks "general_profit (Linux 6.4)" ;;
 		smaps_ksm) smaps_has_ksm || kernel_lacks "KSM: line in smaps (Linux 6.6)" ;;
+		zero_pages) [ -e $KSM/ksm_zero_pages ] || kernel_lacks "ksm_zero_pages (Linux 6.10)" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
