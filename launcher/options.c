@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kfeature.h"
 #include "common/msg.h"
 #include "common/parse.h"
 #include "host/knobs.h"
@@ -340,7 +341,9 @@ static void check_evaluation(struct opts *o, char **cmd)
 		if (o->mode && strcmp(o->mode, "prctl"))
 			die("--profile runs the command with all of its memory mergeable (prctl); "
 			    "it cannot take --mode=%s", o->mode);
-		o->mode = "prctl";
+		/* Before 6.4 all of it is every private region, advised by the
+		 * library (madvise, whose selection is all by default). */
+		o->mode = kfeature_present(KF_PRCTL) ? "prctl" : "madvise";
 		if (!o->threshold)
 			o->threshold = 95;
 	}

@@ -41,4 +41,12 @@ struct kpages_process {
  */
 int kpages_of_process(struct kpages *k, pid_t pid, kpage_fn fn, void *arg, struct kpages_process *out);
 
+/*
+ * The KSM pages in [START, END) of the process whose /proc/PID/pagemap is
+ * PAGEMAP_FD: what a region's smaps "KSM:" line says (in pages), on
+ * kernels without that line (before 6.6).  0 for a region over 64 GiB
+ * without PAGEMAP_SCAN, which is counted in K->left_out.
+ */
+long long kpages_in_range(struct kpages *k, int pagemap_fd, unsigned long start, unsigned long end);
+
 #endif

@@ -4,18 +4,22 @@
  * While the command runs with all of its memory mergeable, every sample
  * reads /proc/PID/smaps of each process in its tree and adds up, per
  * region class, the candidate anonymous memory (smaps Anonymous:, what
- * ksmd has to scan) and the memory merged (smaps KSM:).  The peak of each
+ * ksmd has to scan) and the memory merged (smaps KSM:, or on kernels
+ * without that line, before 6.6, the region's KSM page frames, as root).  The peak of each
  * over the run is kept.  At the end the classes that hold the merged
  * memory become a recommended allow list: the fewest classes that keep the
  * threshold share of it, largest first; what they leave out is ksmd's scan
  * work saved.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/kfeature.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "eval/profile.h"
@@ -54,7 +58,18 @@ static struct profile_class *class_for(struct profile *p, const char *name)
 struct visit {
 	struct profile *p;
 	pid_t pid;
+	int pagemap;                    /* its /proc/PID/pagemap, when counting by frame */
 };
+
+/* The KiB of R merged: smaps says, or its frames are counted (where it can hold KSM pages). */
+static long long merged_kb(struct visit *v, const struct region *r)
+{
+	if (!v->p->by_frames)
+		return r->ksm_kb > 0 ? r->ksm_kb : 0;
+	if (v->pagemap < 0 || (r->ksm_kb <= 0 && r->mergeable != 1))
+		return 0;
+	return kpages_in_range(&v->p->frames, v->pagemap, r->start, r->end) * (sysconf(_SC_PAGESIZE) / 1024);
+}
 
 static int visit(const struct region *r, void *arg)
 {
@@ -68,7 +83,7 @@ static int visit(const struct region *r, void *arg)
 	if (!(c = class_for(v->p, name)))
 		return 0;
 	c->tick_cand += r->anon_kb;
-	c->tick_merged += r->ksm_kb > 0 ? r->ksm_kb : 0;
+	c->tick_merged += merged_kb(v, r);
 	if (c->tick_pid != v->pid) {
 		c->tick_pid = v->pid;
 		c->tick_procs++;
@@ -86,12 +101,14 @@ void profile_init(struct profile *p, double threshold)
 	p->none.count = 0;
 	p->sel.allow = &p->all;
 	p->sel.deny = &p->none;
+	p->frames.kpageflags = -1;
+	p->by_frames = !kfeature_present(KF_SMAPS_KSM) && kpages_open(&p->frames) == 0;
 }
 
 void profile_sample(struct profile *p, const pid_t *pids, size_t n)
 {
 	char path[64], buf[16384];
-	struct visit v = { p, 0 };
+	struct visit v = { p, 0, -1 };
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
@@ -101,8 +118,15 @@ void profile_sample(struct profile *p, const pid_t *pids, size_t n)
 	}
 	for (i = 0; i < n; i++) {
 		v.pid = pids[i];
+		if (p->by_frames) {
+			snprintf(path, sizeof path, "/proc/%d/pagemap", (int)pids[i]);
+			v.pagemap = open(path, O_RDONLY | O_CLOEXEC);
+		}
 		snprintf(path, sizeof path, "/proc/%d/smaps", (int)pids[i]);
 		maps_for_each(path, buf, sizeof buf, visit, &v);   /* gone: nothing */
+		if (v.pagemap >= 0)
+			close(v.pagemap);
+		v.pagemap = -1;
 	}
 	for (i = 0; i < p->n; i++) {
 		struct profile_class *c = &p->c[i];
@@ -158,6 +182,9 @@ static void recommend(struct profile *p)
 
 void profile_finish(struct profile *p)
 {
+	if (p->by_frames)
+		kpages_close(&p->frames);
+	p->by_frames = false;
 	recommend(p);
 }
 

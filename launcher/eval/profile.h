@@ -3,9 +3,11 @@
 #ifndef KSMRUN_PROFILE_H
 #define KSMRUN_PROFILE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "common/kpages.h"
 #include "selection.h"
 #include "selector.h"
 
@@ -24,6 +26,8 @@ struct profile {
 	size_t n;
 	unsigned samples;
 	int incomplete;                    /* a class was left out: out of memory */
+	bool by_frames;                    /* no smaps "KSM:" (before 6.6): merged by page frame */
+	struct kpages frames;
 	struct selector_list all, none;
 	struct selection sel;
 	/* After profile_finish: classes sorted by merged memory. */
