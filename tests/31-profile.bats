@@ -38,6 +38,7 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 
 @test "profile on a kernel without the prctl (played): every region advised, the heap still recommended" {
 	requires faultinject
+	not_sanitized "the profile runs without the library there (--no-preload), and without the prctl nothing advises the regions"
 	# What a kernel before 6.4 answers to ksm-run's probe (68) and to the
 	# library's call (67); on such a kernel the filter changes nothing.
 	run --separate-stderr "$FAULT" -f prctl,arg0=67:EINVAL -f prctl,arg0=68:EINVAL -- \
