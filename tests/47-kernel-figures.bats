@@ -128,7 +128,6 @@ formula_profit() {
 	[[ $output =~ "mergeable "[0-9]+" "[1-9] ]]
 }
 
-
 # direct_of_group DIR: the merged pages of DIR's processes, as the kernel counts them.
 direct_of_group() {
 	local pid m=0

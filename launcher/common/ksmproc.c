@@ -28,8 +28,7 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st)
 	char path[64];
 
 	if (!kfeature_present(KF_KSM_STAT) && !kfeature_present(KF_MERGING_PAGES_FILE)) {
-		st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
-		st->merge_any = st->mergeable = -1;
+		ksm_stat_unknown(st);
 		return by_frames(pid, st);
 	}
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);

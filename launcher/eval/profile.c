@@ -5,8 +5,8 @@
  * reads /proc/PID/smaps of each process in its tree and adds up, per
  * region class, the candidate anonymous memory (smaps Anonymous:, what
  * ksmd has to scan) and the memory merged (smaps KSM:, or on kernels
- * without that line, before 6.6, the region's KSM page frames, as root).  The peak of each
- * over the run is kept.  At the end the classes that hold the merged
+ * without that line, before 6.6, the region's KSM page frames, as root).
+ * The peak of each over the run is kept.  At the end the classes that hold the merged
  * memory become a recommended allow list: the fewest classes that keep the
  * threshold share of it, largest first; what they leave out is ksmd's scan
  * work saved.

@@ -84,14 +84,19 @@ static long long merging_pages_beside(const char *stat_path)
 	return stat_number(text);
 }
 
+void ksm_stat_unknown(struct ksmenable_stat *st)
+{
+	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
+	st->merge_any = st->mergeable = -1;
+}
+
 int ksm_stat_parse(const char *path, struct ksmenable_stat *st)
 {
 	char text[1024], *cursor = text;
 	const char *name, *value;
 	int merging_line = 0;
 
-	st->rmap_items = st->merging_pages = st->zero_pages = st->process_profit = -1;
-	st->merge_any = st->mergeable = -1;
+	ksm_stat_unknown(st);
 	if (ksm_stat_read(path, text, sizeof text)) {
 		/* 5.19, 6.0: no ksm_stat yet, the merged pages in a file of their own. */
 		st->merging_pages = merging_pages_beside(path);

@@ -16,6 +16,9 @@ int ksm_stat_read(const char *path, char *buf, size_t size);
  */
 int ksm_stat_next(char **cursor, const char **name, const char **value);
 
+/* Every field of *ST unknown (-1), as for a kernel that has none of them. */
+void ksm_stat_unknown(struct ksmenable_stat *st);
+
 /*
  * The known fields of the ksm_stat file PATH, by name, into *ST; fields the
  * kernel lacks are -1 (a real ksm_process_profit is a multiple of 64, never
