@@ -88,6 +88,14 @@ static int read_exec(pid_t pid, pid_t tid, struct pin_exec *x)
 	if (stat(path, &exe) == 0) {
 		x->dev = exe.st_dev;
 		x->ino = exe.st_ino;
+	} else if (errno == ENOENT && !(st.flags & PROC_PF_KTHREAD)) {
+		/*
+		 * No memory: a process on its way out (an exec swaps one for the
+		 * other at once), whose code and stack read 0.  Compared, it
+		 * would look like another program.  A kernel thread never has
+		 * any, and is pinned to be refused for what it is.
+		 */
+		return -1;
 	}
 	return 0;
 }
@@ -171,6 +179,33 @@ bool pin_ended(const struct pin *p, int wait_ms)
 	}
 }
 
+/*
+ * What the process is, read through another thread than the pinned one:
+ * that thread has ended, or the whole process is on its way out and no
+ * thread has its memory any more.  An exit frees the memory first, which
+ * for gigabytes takes a while before the process ends: that is waited for
+ * (up to EXIT_WAIT_MS), so that a dying process is never "another program".
+ */
+#define EXIT_WAIT_MS 2000
+
+static enum pin_verdict check_through_another_thread(const struct pin *p)
+{
+	struct pin_exec x;
+
+	for (int waited = 0;; waited += 10) {
+		pid_t other = live_thread(p->pid);
+
+		if (pin_ended(p, 0) || !other)
+			return PIN_ENDED;
+		if (read_exec(p->pid, other, &x) == 0)
+			return memcmp(&x, &p->exec, sizeof x) ? PIN_EXECD : PIN_THREAD_GONE;
+		if (waited >= EXIT_WAIT_MS)
+			return PIN_THREAD_GONE;
+		if (pin_ended(p, 10))
+			return PIN_ENDED;
+	}
+}
+
 enum pin_verdict pin_check(const struct pin *p)
 {
 	struct pin_exec x;
@@ -178,19 +213,8 @@ enum pin_verdict pin_check(const struct pin *p)
 
 	if (pin_ended(p, 0))
 		return PIN_ENDED;
-	if (read_exec(p->pid, p->tid, &x) || read_creds(p->pid, p->tid, creds, sizeof creds)) {
-		pid_t other = live_thread(p->pid);
-
-		/* Its thread ended: another one tells whether the process exec'd. */
-		if (pin_ended(p, 0) || !other)
-			return PIN_ENDED;
-		/* Unreadable too: a process on its way out (an exec leaves the new program readable). */
-		if (read_exec(p->pid, other, &x))
-			return pin_ended(p, 250) ? PIN_ENDED : PIN_THREAD_GONE;
-		if (memcmp(&x, &p->exec, sizeof x))
-			return PIN_EXECD;
-		return PIN_THREAD_GONE;
-	}
+	if (read_exec(p->pid, p->tid, &x) || read_creds(p->pid, p->tid, creds, sizeof creds))
+		return check_through_another_thread(p);
 	if (memcmp(&x, &p->exec, sizeof x))
 		return PIN_EXECD;
 	if (strcmp(creds, p->creds))

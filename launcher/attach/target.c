@@ -230,7 +230,7 @@ done:
 	if (r->outcome == TARGET_REFUSED && !r->died_in_call) {
 		enum pin_verdict v = pin_check(&pin);
 
-		if (pin_ended(&pin, maybe_ended ? 250 : 0))
+		if (v == PIN_ENDED || pin_ended(&pin, maybe_ended ? 250 : 0))
 			r->outcome = TARGET_ENDED;
 		else if (v == PIN_EXECD || v == PIN_CREDS)
 			target_refuse(r, "%s", pin_reason(v));
@@ -241,8 +241,7 @@ done:
 		 */
 		enum pin_verdict v = pin_check(&pin);
 
-		/* A process on its way out reads as another program (its mm is gone): ended, then. */
-		if ((v == PIN_EXECD || v == PIN_CREDS) && pin_ended(&pin, 250))
+		if (v == PIN_ENDED)
 			r->outcome = TARGET_ENDED;
 		else if (v == PIN_EXECD || v == PIN_CREDS)
 			target_refuse(r, "%s", pin_reason(v));
