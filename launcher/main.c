@@ -15,6 +15,7 @@
 #include "host/status.h"
 #include "host/watch.h"
 #include "options.h"
+#include "policy/check.h"
 #include "run/run.h"
 
 /* The library's settings the options give (seven at most), for a command's run. */
@@ -57,6 +58,8 @@ int main(int argc, char **argv)
 			.steady = o.steady, .max_cpu = o.max_cpu, .min_profit = o.min_profit,
 			.max_cpu_given = o.max_cpu_given, .min_profit_given = o.min_profit_given,
 			.take_over = o.take_over, .knobs = &o.knobs, .metrics_file = o.metrics_file });
+	case ACT_CHECK_CONFIG:
+		return check_config_main(o.policy);
 	case ACT_ATTACH:
 	case ACT_DETACH:
 		return attach_main(&(struct attach_opts){

@@ -23,6 +23,8 @@ static const struct {
 	[CLI_DAEMON] = { "daemon", "--daemon", "runs no command: it tunes ksmd for the whole machine" },
 	[CLI_ATTACH] = { "attach", "--attach", "acts on processes that already run, from outside" },
 	[CLI_DETACH] = { "detach", "--detach", "acts on processes that already run, and changes no knob" },
+	[CLI_CHECK_CONFIG] = { "check-config", "--check-config",
+			       "checks the host agent's policy and changes nothing" },
 	[CLI_ATTACH_NO_WAIT] = { "attach-no-wait", "--attach --no-wait",
 				 "only enables: it changes no knob and writes no report" },
 };

@@ -32,7 +32,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
-	O_STOP_BUDGET, O_DURATION,
+	O_STOP_BUDGET, O_DURATION, O_CHECK_CONFIG,
 };
 
 /* --watch's interval when it is given without one. */
@@ -49,6 +49,7 @@ enum {
 #define ATTACH M(CLI_ATTACH)
 #define NO_WAIT M(CLI_ATTACH_NO_WAIT)
 #define DETACH M(CLI_DETACH)
+#define CHECK_CONFIG M(CLI_CHECK_CONFIG)
 #define COMMAND (RUN | PROFILE)                 /* a command runs, with the library */
 #define TUNING (COMMAND | ATTACH | DAEMON)      /* ksm-run tunes ksmd while it lasts */
 #define REPORTING (COMMAND | ATTACH)            /* it follows processes and reports on them */
@@ -115,6 +116,7 @@ static const struct option_spec specs[] = {
 	{ "no-wait", no_argument, O_NO_WAIT, NO_WAIT, false },
 	{ "detach", required_argument, O_DETACH, DETACH, false },
 	{ "stop-budget", required_argument, O_STOP_BUDGET, OUTSIDE, false },
+	{ "check-config", optional_argument, O_CHECK_CONFIG, CHECK_CONFIG, false },
 	/* --set NAME=VALUE's aliases: the knob's name with '-' for '_'. */
 	ALIAS("pages-to-scan"), ALIAS("sleep-millisecs"), ALIAS("smart-scan"), ALIAS("advisor"),
 	ALIAS("advisor-target-scan-time"), ALIAS("advisor-max-cpu"), ALIAS("advisor-min-pages-to-scan"),
@@ -256,7 +258,7 @@ static void set_action(struct opts *o, enum action a, const char *opt)
 {
 	if (o->action != ACT_RUN && o->action != a)
 		die("%s cannot be combined with --estimate, --combine, --profile, --status, --restore, "
-		    "--daemon, --attach or --detach", opt);
+		    "--daemon, --attach, --detach or --check-config", opt);
 	o->action = a;
 }
 
@@ -308,6 +310,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
 	case O_ATTACH: case O_DETACH: o->attach = arg; break;
+	case O_CHECK_CONFIG: o->policy = arg; break;
 	case O_STOP_BUDGET: o->stop_budget = seconds_option("stop-budget", arg, 0.0001, 1); break;
 	case O_THRESHOLD:
 		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)
@@ -369,6 +372,7 @@ static enum cli_mode cli_mode_of(const struct opts *o)
 		[ACT_RUN] = CLI_RUN, [ACT_PROFILE] = CLI_PROFILE, [ACT_ESTIMATE] = CLI_ESTIMATE,
 		[ACT_COMBINE] = CLI_COMBINE, [ACT_STATUS] = CLI_STATUS, [ACT_RESTORE] = CLI_RESTORE,
 		[ACT_DAEMON] = CLI_DAEMON, [ACT_ATTACH] = CLI_ATTACH, [ACT_DETACH] = CLI_DETACH,
+		[ACT_CHECK_CONFIG] = CLI_CHECK_CONFIG,
 	};
 
 	return o->action == ACT_ATTACH && o->no_wait ? CLI_ATTACH_NO_WAIT : of_action[o->action];
@@ -514,6 +518,7 @@ static size_t read_options(int argc, char **argv, struct opts *o, struct given *
 		case O_DAEMON: set_action(o, ACT_DAEMON, "--daemon"); break;
 		case O_ATTACH: set_action(o, ACT_ATTACH, "--attach"); break;
 		case O_DETACH: set_action(o, ACT_DETACH, "--detach"); break;
+		case O_CHECK_CONFIG: set_action(o, ACT_CHECK_CONFIG, "--check-config"); break;
 		case O_NO_WAIT: o->no_wait = true; break;
 		}
 		*given = xgrow(*given, cap, n + 1, sizeof **given);
@@ -546,6 +551,8 @@ char **options_parse(int argc, char **argv, struct opts *o)
 						  .format_given = o->fp_format_given }, cmd);
 	check_evaluation(o, cmd);
 	check_daemon(o, cmd);
+	if (o->action == ACT_CHECK_CONFIG && *cmd)
+		die("--check-config checks the policy and takes no command ('%s')", cmd[0]);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
 		if (!*cmd)
 			die("no command given (see --help)");

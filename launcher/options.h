@@ -16,7 +16,7 @@
 
 enum action {
 	ACT_RUN, ACT_PROFILE, ACT_ESTIMATE, ACT_COMBINE, ACT_STATUS, ACT_RESTORE, ACT_DAEMON, ACT_ATTACH,
-	ACT_DETACH,
+	ACT_DETACH, ACT_CHECK_CONFIG,
 };
 
 struct opts {
@@ -29,6 +29,7 @@ struct opts {
 	struct fp_options fp;           /* every --estimate, and their fingerprints */
 	bool fp_format_given, matrix;   /* --fingerprint-format, --combine --matrix */
 	const char *attach;             /* --attach or --detach: the TARGET */
+	const char *policy;             /* --check-config=FILE; NULL: the default */
 	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
 	double stop_budget;             /* --stop-budget, in seconds; 0: the default */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;

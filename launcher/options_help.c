@@ -22,6 +22,7 @@ void options_usage(FILE *f)
 "       ksm-run --detach=TARGET [--allow=LIST] [--deny=LIST] [--min-size=SIZE]\n"
 "       ksm-run --daemon [--take-over] [--steady=S] [--max-cpu=PCT] [--min-profit=SIZE]\n"
 "                        [--metrics-file=PATH]\n"
+"       ksm-run --check-config[=FILE]\n"
 "       ksm-run --status [--json] [--watch[=SECONDS]] | --restore | --help | --version\n"
 "Run COMMAND with kernel samepage merging (KSM) enabled, tune ksmd while it\n"
 "runs, restore the knobs afterwards and report the memory saved.\n"
@@ -78,6 +79,8 @@ void options_usage(FILE *f)
 "  --stop-budget=SECONDS  the longest a target should be stopped at once (0.01)\n"
 "  --detach=TARGET     the reverse: the prctl off (which unmerges), or\n"
 "                      MADV_UNMERGEABLE on the regions chosen\n"
+"The host agent's policy (/etc/ksmenable/ksmenable.conf and conf.d/*.conf):\n"
+"  --check-config[=FILE]  check the policy, print its rules, exit 1 on an error\n"
 "Evaluating a workload:\n"
 "  --estimate=TARGET   predict the savings of running processes without KSM;\n"
 "                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
@@ -98,6 +101,7 @@ void options_usage(FILE *f)
 "  --threshold=PCT     with --profile: keep this share of the merged memory (95)\n"
 "Exit status: the command's; 125 ksm-run failed; 126 COMMAND cannot run;\n"
 "127 COMMAND not found; --attach, --detach: 0 all handled, 1 some refused;\n"
+"--check-config: 0 valid, 1 not;\n"
 "the command's signal is re-raised.\n");
 }
 

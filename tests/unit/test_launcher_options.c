@@ -29,6 +29,7 @@ static const struct {
 	{ CLI_DAEMON, { "--daemon", NULL }, { NULL } },
 	{ CLI_ATTACH, { "--attach=1", NULL }, { NULL } },
 	{ CLI_DETACH, { "--detach=1", NULL }, { NULL } },
+	{ CLI_CHECK_CONFIG, { "--check-config=/nonexistent", NULL }, { NULL } },
 	{ CLI_ATTACH_NO_WAIT, { "--attach=1", "--no-wait", NULL }, { NULL } },
 };
 
@@ -87,7 +88,7 @@ static int chooses_mode(const struct option_spec *s)
 {
 	static const char *const names[] = {
 		"help", "version", "list-options", "list-knobs", "estimate", "combine", "profile",
-		"status", "restore", "daemon", "attach", "detach", "no-wait",
+		"status", "restore", "daemon", "attach", "detach", "no-wait", "check-config",
 	};
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -1,0 +1,153 @@
+#!/usr/bin/env bats
+# The host agent's policy, checked as the agent checks it: ksm-run
+# --check-config[=FILE] on files of root's in a directory of the test's
+# own, with drop-ins; a file or directory another user could have written
+# is refused, as sudo refuses a writable sudoers.  Nothing is applied and
+# no knob is touched.
+
+load helpers
+
+# policy_dir: a fresh directory of root's, 0755, holding ksmenable.conf and conf.d/.
+policy_dir() {
+	P=$BATS_TEST_TMPDIR/etc
+	mkdir -p "$P/conf.d"
+	chmod 755 "$P" "$P/conf.d"
+}
+
+# write_policy FILE TEXT: a policy file as an operator writes one (0644).
+write_policy() {
+	printf '%s\n' "$2" >"$1"
+	chmod 644 "$1"
+}
+
+@test "--check-config: a valid policy with drop-ins, in the order of their names" {
+	requires root
+	policy_dir
+	write_policy "$P/ksmenable.conf" '# the base
+[rule php]
+unit = php8.2-fpm.service
+action = prctl'
+	write_policy "$P/conf.d/20-jvm.conf" '[rule jvm]
+exe = /usr/lib/jvm/*/bin/java
+qos = burstable
+action = madvise
+allow = anon
+min-size = 1M'
+	write_policy "$P/conf.d/10-keys.conf" '[rule keys]
+user = root
+action = off'
+	# Not drop-ins: another suffix, a hidden file, an editor's leftover.
+	write_policy "$P/conf.d/30-x.conf.disabled" 'garbage'
+	write_policy "$P/conf.d/.40-y.conf" 'garbage'
+	write_policy "$P/conf.d/50-z.conf~" 'garbage'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 0 ] || { echo "$stderr"; return 1; }
+	[ -z "$stderr" ]
+	[ "${lines[0]}" = "rule php ($P/ksmenable.conf:2): unit php8.2-fpm.service -> prctl" ]
+	[ "${lines[1]}" = "rule keys ($P/conf.d/10-keys.conf:1): user root -> off" ]
+	[ "${lines[2]}" = "rule jvm ($P/conf.d/20-jvm.conf:1): exe /usr/lib/jvm/*/bin/java, qos burstable -> madvise (allow=anon, min-size=1M)" ]
+	[ "${lines[3]}" = "$P/ksmenable.conf: the policy is valid: 3 rules in 3 files" ]
+	[ "${#lines[@]}" = 4 ]
+}
+
+@test "--check-config: every error with its file and line, exit 1" {
+	requires root
+	policy_dir
+	write_policy "$P/ksmenable.conf" '[rule php]
+unti = php8.2-fpm.service
+action = prctl'
+	write_policy "$P/conf.d/10-a.conf" '[rule a]
+user = 0
+action = prctl
+allow = anon'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ]
+	[ -z "$output" ]
+	[[ $stderr == *"ksm-run: $P/ksmenable.conf:2: unknown setting 'unti' (did you mean unit?)"* ]]
+	[[ $stderr == *"ksm-run: $P/ksmenable.conf:1: rule php matches nothing"* ]]
+	[[ $stderr == *"ksm-run: $P/conf.d/10-a.conf:3: rule a: action=prctl merges all memory, but allow is set"* ]]
+	[[ $stderr == *"ksm-run: the policy is not valid: 3 errors"* ]]
+}
+
+@test "--check-config: a file or directory that another user could write is refused" {
+	requires root
+	local f
+	policy_dir
+	f=$P/ksmenable.conf
+	write_policy "$f" '[rule a]
+unit = a.service
+action = prctl'
+	run "$KSM_RUN" --check-config="$f"
+	[ "$status" = 0 ]
+	for mode in 664 646; do
+		chmod "$mode" "$f"
+		run --separate-stderr "$KSM_RUN" --check-config="$f"
+		[ "$status" = 1 ] && [ -z "$output" ]
+		[[ $stderr == *"$f: is writable by "*"the agent reads no policy that another user could have written"* ]]
+	done
+	chmod 644 "$f"
+	chown 65534 "$f"
+	run --separate-stderr "$KSM_RUN" --check-config="$f"
+	[ "$status" = 1 ] && [[ $stderr == *"$f: is not owned by root"* ]]
+	chown 0 "$f"
+	# A drop-in of nobody's, and a drop-in directory others may write.
+	write_policy "$P/conf.d/10-b.conf" '[rule b]
+unit = b.service
+action = prctl'
+	chown 65534 "$P/conf.d/10-b.conf"
+	run --separate-stderr "$KSM_RUN" --check-config="$f"
+	[ "$status" = 1 ] && [[ $stderr == *"$P/conf.d/10-b.conf: is not owned by root"* ]]
+	chown 0 "$P/conf.d/10-b.conf"
+	chmod 777 "$P/conf.d"
+	run --separate-stderr "$KSM_RUN" --check-config="$f"
+	[ "$status" = 1 ] && [[ $stderr == *"$P/conf.d: the policy's directory is writable by others"* ]]
+	chmod 755 "$P/conf.d"
+	chmod 775 "$P"
+	run --separate-stderr "$KSM_RUN" --check-config="$f"
+	[ "$status" = 1 ] && [[ $stderr == *"$P: the policy's directory is writable by its group"* ]]
+	chmod 755 "$P"
+	# A FIFO planted as a drop-in is refused at once, never waited on.
+	mkfifo -m 644 "$P/conf.d/20-fifo.conf"
+	run --separate-stderr timeout 10 "$KSM_RUN" --check-config="$f"
+	[ "$status" = 1 ] && [[ $stderr == *"$P/conf.d/20-fifo.conf: is not a regular file"* ]]
+	rm "$P/conf.d/20-fifo.conf"
+	run "$KSM_RUN" --check-config="$f"
+	[ "$status" = 0 ]
+}
+
+@test "--check-config: no policy file; a NUL byte; bad options are refused with 125" {
+	requires root
+	policy_dir
+	run --separate-stderr "$KSM_RUN" --check-config="$P/none.conf"
+	[ "$status" = 1 ] && [[ $stderr == *"$P/none.conf: no such file: there is no policy"* ]]
+	printf '[rule a]\nunit = a.service\0\naction = prctl\n' >"$P/ksmenable.conf"
+	chmod 644 "$P/ksmenable.conf"
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ] && [[ $stderr == *"holds a NUL byte"* ]]
+	for args in "--check-config=$P/ksmenable.conf --json" "--check-config --pages-to-scan=9" \
+		"--check-config=$P/ksmenable.conf -- true" "--check-config=" "--check-config --daemon"; do
+		# shellcheck disable=SC2086 # the words of one case
+		run -125 --separate-stderr "$KSM_RUN" $args
+		[ -n "$stderr" ] && [ -z "$output" ]
+	done
+	run -125 --separate-stderr "$KSM_RUN" --check-config --json
+	[[ $stderr == *"--json is not an option of --check-config"* ]]
+}
+
+@test "the man page's POLICY example is a valid policy, and says what it does" {
+	requires root
+	policy_dir
+	# The .EX block of the POLICY section, the roff escapes undone.
+	awk '/^\.SH / { on = ($2 == "POLICY"); next }
+		on && /^\.EX/ { ex = 1; next }
+		on && /^\.EE/ { exit }
+		ex' "$BATS_TEST_DIRNAME/../man/ksm-run.1" | sed 's/\\-/-/g' >"$P/ksmenable.conf"
+	chmod 644 "$P/ksmenable.conf"
+	[ "$(grep -c '^\[rule ' "$P/ksmenable.conf")" = 4 ]
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 0 ] || { echo "$stderr"; return 1; }
+	[[ ${lines[0]} == "rule php ("*"): unit php8.2-fpm.service -> prctl" ]]
+	[[ ${lines[1]} == "rule orders-jvm ("*"): exe /usr/lib/jvm/*/bin/java, pod 3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab -> madvise (allow=anon, min-size=1M)" ]]
+	[[ ${lines[2]} == "rule web-keys ("*"): exe /usr/sbin/keyd, user www-data -> off" ]]
+	[[ ${lines[3]} == "rule web ("*"): user www-data -> prctl" ]]
+}
