@@ -30,12 +30,10 @@
 #include "attach/inject.h"
 #include "attach/target.h"
 #include "common/files.h"
-#include "common/human.h"
 #include "common/jsonw.h"
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
-#include "common/text.h"
 #include "common/targets.h"
 #include "host/counters.h"
 #include "host/hosttune.h"
@@ -62,65 +60,18 @@ struct attach_run {
 	size_t list_len, list_cap;
 };
 
-static const char *outcome_word(const struct target_result *r, bool disable)
-{
-	switch (r->outcome) {
-	case TARGET_DONE: return disable ? "disabled" : "enabled";
-	case TARGET_ALREADY: return disable ? "already disabled" : "already enabled";
-	case TARGET_NONE_MATCHED: return "no region matched the selection";
-	case TARGET_ENDED: return "ended";
-	case TARGET_NOT_DONE: return "not done";
-	case TARGET_REFUSED: break;
-	}
-	return "refused";
-}
-
 /* The JSON result: one word each. */
 static const char *result_word(const struct target_result *r, bool disable)
 {
-	return r->outcome == TARGET_NONE_MATCHED ? "unmatched" : outcome_word(r, disable);
-}
-
-static const char *yes_no(int v)
-{
-	return v == 1 ? "yes" : v == 0 ? "no" : "unknown";
+	return r->outcome == TARGET_NONE_MATCHED ? "unmatched" : target_outcome_word(r, disable);
 }
 
 static void print_line(const struct target_result *r, const struct target_plan *p)
 {
-	if (r->outcome == TARGET_ENDED && !r->tid) {
-		printf("%d: no such process\n", (int)r->pid);     /* gone before it could be pinned */
-		return;
-	}
-	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
-	printf("%d (%s): %s", (int)r->pid, printable(r->comm), outcome_word(r, p->disable));
-	if (r->outcome == TARGET_ENDED) {
-		printf("%s\n", r->tid ? " during the attach" : "");     /* it was there when the attach began */
-		return;
-	}
-	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE) {
-		printf(": %s", r->why);
-		if (r->stops && !r->died_in_call)
-			printf(" (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
-		putchar('\n');
-		return;
-	}
-	if (r->outcome == TARGET_DONE) {
-		if (p->process_wide)
-			printf(", process-wide (prctl)");
-		else
-			printf(", %d region%s (%s) %s", r->regions, r->regions == 1 ? "" : "s",
-			       human_bytes((long long)r->bytes, false), p->disable ? "made unmergeable" : "advised");
-		if (p->process_wide && !p->disable && r->regions)
-			printf(", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
-			       human_bytes((long long)r->bytes, false));
-		printf("; stopped %.2f ms", r->stopped_s * 1e3);
-		if (r->stops > 1)
-			printf(" in %d stops (the longest %.2f ms)", r->stops, r->longest_stop_s * 1e3);
-		if (r->restarted)
-			printf(" (its interrupted call restarted)");
-	}
-	printf("; ksm_merge_any %s, ksm_mergeable %s\n", yes_no(r->merge_any), yes_no(r->mergeable));
+	char line[1024];
+
+	target_result_line(r, p, line, sizeof line);
+	printf("%s\n", line);
 }
 
 static void print_json(const struct attach_run *a, const struct target_plan *p)
@@ -170,20 +121,6 @@ static void make_plan(const struct attach_opts *o, struct target_plan *p, struct
 	p->stop_budget_s = o->stop_budget;
 }
 
-struct apply_job {
-	pid_t pid;
-	const struct target_plan *plan;
-	struct target_result *r;
-};
-
-static void *apply_job(void *arg)
-{
-	struct apply_job *j = arg;
-
-	target_apply(j->pid, j->plan, j->r);
-	return NULL;
-}
-
 /*
  * The OOM killer's score of ksm-run while it handles targets: -1000 (never
  * chosen) when it may lower it (root).  A killed ksm-run no longer harms a
@@ -205,22 +142,6 @@ static void oom_score_set(const char *score, char *old, size_t oldlen)
 		/* not permitted: it keeps its score */
 	}
 	close(fd);
-}
-
-/*
- * target_apply in a thread of its own, which ends with it: a target it
- * seized that never stopped is then let go by the kernel (inject.h).
- */
-static void apply_in_thread(pid_t pid, const struct target_plan *p, struct target_result *r)
-{
-	struct apply_job j = { pid, p, r };
-	pthread_t t;
-
-	if (pthread_create(&t, NULL, apply_job, &j)) {
-		target_apply(pid, p, r);        /* such a target is let go when ksm-run ends */
-		return;
-	}
-	pthread_join(t, NULL);
 }
 
 /* "PID (COMM)" of R appended to the list of the targets handled, for the report. */
@@ -256,7 +177,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 
-		apply_in_thread(a->targets.pids[i], p, r);
+		target_apply_alone(a->targets.pids[i], p, r);
 		switch (r->outcome) {
 		case TARGET_REFUSED: a->nrefused++; break;
 		case TARGET_ENDED: a->nended++; a->nabsent += !r->tid; break;

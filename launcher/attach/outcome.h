@@ -27,6 +27,13 @@ struct target_plan {
 	const struct selection *sel;    /* the madvise form's choice */
 	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
 	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
+	/*
+	 * What the caller judged besides the pin (the agent's rule: its
+	 * cgroup, user, program), looked at again at each stop: NULL when it
+	 * still holds, else why not (a refusal).  NULL: nothing more.
+	 */
+	const char *(*still_judged)(pid_t pid, void *ctx);
+	void *judged_ctx;
 };
 
 struct target_result {
@@ -52,5 +59,14 @@ void target_refuse(struct target_result *r, const char *fmt, ...);
 
 /* R refused: the kernel would not let us trace it; the reason and the fix. */
 void target_not_permitted(struct target_result *r);
+
+/* "enabled", "already disabled", "refused"...: R's outcome in a word or two. */
+const char *target_outcome_word(const struct target_result *r, bool disable);
+
+/*
+ * R in one line (no newline), as --attach prints it and the agent logs it:
+ * "1234 (php-fpm): enabled, process-wide (prctl); stopped 0.41 ms; ...".
+ */
+void target_result_line(const struct target_result *r, const struct target_plan *p, char *buf, size_t len);
 
 #endif

@@ -143,6 +143,17 @@ static bool still_pinned(const struct pin *pin, struct target_result *r)
 	return false;
 }
 
+/* What the caller judged besides the pin, at a stop; false (refused) when it no longer holds. */
+static bool still_judged(const struct target_plan *plan, const struct pin *pin, struct target_result *r)
+{
+	const char *why;
+
+	if (!plan->still_judged || !(why = plan->still_judged(pin->pid, plan->judged_ctx)))
+		return true;
+	target_refuse(r, "%s", why);
+	return false;
+}
+
 /*
  * The kernel refused PTRACE_SEIZE: an exec under way refuses it for a
  * moment too (its old main thread is on its way out), so the pin is looked
@@ -476,7 +487,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		e.t0 = e.in.t_stop;      /* the seize and the interrupt count too */
 		e.signals_seen = e.in.signals_passed;
 		/* Every stop begins with the pin: an exec, new credentials or its end, and nothing is done. */
-		if (still_pinned(pin, r)) {
+		if (still_pinned(pin, r) && still_judged(plan, pin, r)) {
 			seccomp_load(e.in.tid, &e.sf);
 			one_stop(&e);
 			seccomp_free(&e.sf);
@@ -485,7 +496,12 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		count_stop(&e);
 		if (err == -ESRCH || err == -ESTALE || (r->outcome == TARGET_REFUSED && pin_ended(pin, 0))) {
 			*maybe_ended = true;    /* its thread went: the process may be on its way out */
-			if (still_pinned(pin, r) && !r->died_in_call)
+			/*
+			 * Or an exec in another thread killed it: that thread has the
+			 * PID and, for a moment, still the old program (de_thread comes
+			 * before exec_mmap).  The exec is given 100 ms to show.
+			 */
+			if (still_pinned_soon(pin, r) && !r->died_in_call)
 				target_refuse(r, "the thread it was stopped in ended during the attach; try again");
 			break;
 		}

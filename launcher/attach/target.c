@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,4 +249,30 @@ done:
 	}
 	free(ps.r);
 	pin_release(&pin);
+}
+
+struct apply_job {
+	pid_t pid;
+	const struct target_plan *plan;
+	struct target_result *r;
+};
+
+static void *apply_job(void *arg)
+{
+	struct apply_job *j = arg;
+
+	target_apply(j->pid, j->plan, j->r);
+	return NULL;
+}
+
+void target_apply_alone(pid_t pid, const struct target_plan *plan, struct target_result *r)
+{
+	struct apply_job j = { pid, plan, r };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, apply_job, &j)) {
+		target_apply(pid, plan, r);     /* such a target is let go when ksm-run ends */
+		return;
+	}
+	pthread_join(t, NULL);
 }

@@ -18,4 +18,11 @@
  */
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r);
 
+/*
+ * target_apply in a thread of its own, which ends with it: a target it
+ * seized that never stopped is then let go by the kernel (inject.h).  The
+ * caller blocks every signal first (SIGCHLD is how a stop is awaited).
+ */
+void target_apply_alone(pid_t pid, const struct target_plan *plan, struct target_result *r);
+
 #endif
