@@ -57,7 +57,8 @@ int main(int argc, char **argv)
 		return daemon_main(&(struct daemon_opts){
 			.steady = o.steady, .max_cpu = o.max_cpu, .min_profit = o.min_profit,
 			.max_cpu_given = o.max_cpu_given, .min_profit_given = o.min_profit_given,
-			.take_over = o.take_over, .knobs = &o.knobs, .metrics_file = o.metrics_file });
+			.take_over = o.take_over, .knobs = &o.knobs, .metrics_file = o.metrics_file,
+			.policy = o.policy });
 	case ACT_CHECK_CONFIG:
 		return check_config_main(o.policy);
 	case ACT_ATTACH:

@@ -32,7 +32,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
-	O_STOP_BUDGET, O_DURATION, O_CHECK_CONFIG,
+	O_STOP_BUDGET, O_DURATION, O_CHECK_CONFIG, O_POLICY,
 };
 
 /* --watch's interval when it is given without one. */
@@ -112,6 +112,7 @@ static const struct option_spec specs[] = {
 	{ "steady", required_argument, O_STEADY, DAEMON, false },
 	{ "max-cpu", required_argument, O_MAX_CPU, DAEMON, false },
 	{ "min-profit", required_argument, O_MIN_PROFIT, DAEMON, false },
+	{ "policy", required_argument, O_POLICY, DAEMON, false },
 	{ "attach", required_argument, O_ATTACH, ATTACHING, false },
 	{ "no-wait", no_argument, O_NO_WAIT, NO_WAIT, false },
 	{ "detach", required_argument, O_DETACH, DETACH, false },
@@ -310,7 +311,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
 	case O_ATTACH: case O_DETACH: o->attach = arg; break;
-	case O_CHECK_CONFIG: o->policy = arg; break;
+	case O_CHECK_CONFIG: case O_POLICY: o->policy = arg; break;
 	case O_STOP_BUDGET: o->stop_budget = seconds_option("stop-budget", arg, 0.0001, 1); break;
 	case O_THRESHOLD:
 		if (parse_double(arg, 0, 100, &o->threshold) || o->threshold <= 0)

@@ -29,7 +29,7 @@ struct opts {
 	struct fp_options fp;           /* every --estimate, and their fingerprints */
 	bool fp_format_given, matrix;   /* --fingerprint-format, --combine --matrix */
 	const char *attach;             /* --attach or --detach: the TARGET */
-	const char *policy;             /* --check-config=FILE; NULL: the default */
+	const char *policy;             /* --check-config=FILE, --daemon --policy=FILE; NULL: the default */
 	bool no_wait;                   /* --attach --no-wait: enable, print, exit */
 	double stop_budget;             /* --stop-budget, in seconds; 0: the default */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;

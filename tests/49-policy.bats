@@ -137,11 +137,11 @@ action = prctl'
 @test "the man page's POLICY example is a valid policy, and says what it does" {
 	requires root
 	policy_dir
-	# The .EX block of the POLICY section, the roff escapes undone.
+	# The .EX block of the POLICY section that holds rules, the roff escapes undone.
 	awk '/^\.SH / { on = ($2 == "POLICY"); next }
-		on && /^\.EX/ { ex = 1; next }
-		on && /^\.EE/ { exit }
-		ex' "$BATS_TEST_DIRNAME/../man/ksm-run.1" | sed 's/\\-/-/g' >"$P/ksmenable.conf"
+		on && /^\.EX/ { ex = 1; block = ""; next }
+		on && /^\.EE/ { ex = 0; if (block ~ /\[rule /) { printf "%s", block; exit } next }
+		ex { block = block $0 "\n" }' "$BATS_TEST_DIRNAME/../man/ksm-run.1" | sed 's/\\-/-/g' >"$P/ksmenable.conf"
 	chmod 644 "$P/ksmenable.conf"
 	[ "$(grep -c '^\[rule ' "$P/ksmenable.conf")" = 4 ]
 	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"

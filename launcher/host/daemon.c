@@ -25,8 +25,10 @@
 #include "host/knobs.h"
 #include "host/managers.h"
 #include "host/metrics.h"
+#include "attach/inject.h"
 #include "host/tune.h"
 #include "kernel_abi.h"
+#include "policy/agent.h"
 
 /* The defaults of --max-cpu and --min-profit (tune.h has the others). */
 #define DEFAULT_MAX_CPU_PCT 50.0
@@ -164,15 +166,24 @@ static const char *stop_name(int sig)
 int daemon_main(const struct daemon_opts *o)
 {
 	static struct host_tuner h;
+	static struct agent agent;
 	struct sys_sample first, last;
 	struct knob_set all;
-	sigset_t stops;
+	sigset_t stops, ending;
 	int sig;
 
 	journal = stderr_is_journal();
 	check_can_run(o);
 	/* From here the stop signals are taken by sigtimedwait only: none kills us before the restore. */
 	stop_signals_block(&stops, (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 });
+	/* The agent's attaches end between stops for the signals that end the daemon, not for HUP. */
+	ending = stops;
+	sigdelset(&ending, SIGHUP);
+	inject_set_stop_signals(&ending);
+	/* The policy is checked before anything changes: one that is not valid is a refusal. */
+	if (agent_start(&agent, o->policy, daemon_log, &ending))
+		die("--daemon: the policy is not valid (the errors are above; ksm-run --check-config%s%s "
+		    "checks it): nothing was changed", o->policy ? "=" : "", o->policy ? o->policy : "");
 	configure(&h, o);
 	host_tuner_plan(&h, o->knobs, now_s(), &all);
 	counters_sample(&first, h.ksmd);
@@ -186,10 +197,13 @@ int daemon_main(const struct daemon_opts *o)
 		    (unsigned long)(h.cfg.profit_floor / 1048576));
 	last = first;
 	write_metrics(o, &h, &last);
+	agent_scan(&agent);
 	for (;;) {
 		sig = stop_signals_wait(&stops, 1.0);
 		if (sig == SIGHUP) {
 			log_standing(&h, &last);
+			agent_reload(&agent);
+			agent_scan(&agent);
 			continue;
 		}
 		if (sig > 0)
@@ -197,7 +211,9 @@ int daemon_main(const struct daemon_opts *o)
 		counters_sample(&last, h.ksmd);
 		host_tuner_tick(&h, &first, &last);
 		write_metrics(o, &h, &last);
+		agent_scan(&agent);
 	}
+	agent_stop(&agent);
 	/* Figures of a daemon that is gone would read as true: the file goes with it. */
 	if (o->metrics_file)
 		file_remove_own(o->metrics_file);

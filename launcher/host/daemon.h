@@ -20,6 +20,7 @@ struct daemon_opts {
 	bool take_over;                 /* --take-over */
 	const struct knob_set *knobs;   /* --set and the aliases (no rate knob) */
 	const char *metrics_file;       /* --metrics-file, or NULL */
+	const char *policy;             /* --policy: the agent's policy; NULL the default, if it exists */
 };
 
 /* The exit status: 0 stopped and restored, 1 stopped but a knob not restored; 125 refused. */

@@ -1,0 +1,320 @@
+/*
+ * agent.c: the policy applied to the machine's processes.
+ *
+ * Once a second the agent lists /proc and reads each process's stat: a
+ * process it has not judged (a new PID, a PID reused: another start time,
+ * or an exec: its code and stack moved) is judged now.  Its facts are
+ * read (facts.h), the first rule that matches decides (match.h), and the
+ * rule's action is applied from outside with target_apply, which pins the
+ * process and checks at every stop that it is still what was judged.  A
+ * process is judged once per program: a refusal (a tracer, a seccomp
+ * filter) is not retried every second, only after an exec or a reload.
+ *
+ * Never touched: ksm-run itself and kernel threads; PID 1 and the
+ * agent's own cgroup only when a rule names them by themselves, not by a
+ * pattern (match.h).
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach/target.h"
+#include "common/files.h"
+#include "common/kfeature.h"
+#include "common/ksmproc.h"
+#include "common/msg.h"
+#include "common/parse.h"
+#include "common/procfs.h"
+#include "common/stopsig.h"
+#include "common/text.h"
+#include "policy/agent.h"
+#include "policy/facts.h"
+#include "policy/match.h"
+#include "selection.h"
+
+struct agent_proc {
+	pid_t pid;
+	unsigned long long start;               /* with the PID, the process */
+	unsigned long long start_code, start_stack;     /* the program: moved by an exec */
+	bool seen;                              /* in this scan */
+};
+
+static void logf_(const struct agent *a, const char *fmt, ...) FMT(2, 3);
+
+static void logf_(const struct agent *a, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	a->log(line);
+}
+
+static void log_error(void *ctx, const char *file, int line, const char *message)
+{
+	const struct agent *a = ctx;
+
+	if (line)
+		logf_(a, "policy: %s:%d: %s", printable(file), line, message);
+	else
+		logf_(a, "policy: %s: %s", printable(file), message);
+}
+
+/* Reads the policy into *P: 0 valid, 1 no file (an empty policy), -1 not valid. */
+static int read_policy(struct agent *a, struct policy *p)
+{
+	int errors = policy_load(p, a->file, log_error, a);
+
+	if (errors < 0) {
+		memset(p, 0, sizeof *p);
+		return 1;
+	}
+	if (errors) {
+		policy_free(p);
+		return -1;
+	}
+	return 0;
+}
+
+int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops)
+{
+	char text[8192];
+	int r;
+
+	memset(a, 0, sizeof *a);
+	a->file = file ? file : POLICY_DEFAULT_FILE;
+	a->log = log;
+	a->stops = stops;
+	if ((r = read_policy(a, &a->policy)) < 0)
+		return -1;
+	if (r > 0 && file) {
+		logf_(a, "policy: %s: no such file", printable(file));
+		return -1;
+	}
+	a->active = r == 0;
+	/* The root cgroup is everyone's where the memory controller groups nothing (v1): not a guard. */
+	if (read_text("/proc/self/cgroup", text, sizeof text) == 0 &&
+	    proc_cgroup_parse(text, a->own_cgroup, sizeof a->own_cgroup) == 0 && strcmp(a->own_cgroup, "/"))
+		a->own_cgroup_known = true;
+	if (a->active)
+		logf_(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
+		      "those that start later within a second", printable(a->file), a->policy.n,
+		      a->policy.n == 1 ? "" : "s");
+	else
+		logf_(a, "no policy (%s does not exist): KSM is enabled in no process by the agent",
+		      printable(a->file));
+	return 0;
+}
+
+void agent_reload(struct agent *a)
+{
+	struct policy fresh;
+	int r = read_policy(a, &fresh);
+
+	if (r > 0 && !a->active)
+		return;         /* no policy before, and none now: nothing to say */
+	if (r > 0) {
+		policy_free(&a->policy);
+		a->active = false;
+		logf_(a, "policy %s: no such file any more: the agent enables KSM in no new process "
+		      "(those it enabled keep it)", printable(a->file));
+		return;
+	}
+	if (r < 0) {
+		logf_(a, "policy %s: not valid, not taken: the policy of %d rule%s stays in force",
+		      printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
+		return;
+	}
+	policy_free(&a->policy);
+	a->policy = fresh;
+	a->active = true;
+	/* Every process is judged again by the new rules (one that it no longer names is left as it is). */
+	a->nprocs = 0;
+	logf_(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
+}
+
+/* The plan for rule R: enable as it says, or (off) take out whatever KSM is in the process. */
+static void make_plan(const struct agent *a, const struct policy_rule *r, pid_t pid, struct target_plan *plan,
+		      struct selection *sel)
+{
+	static const struct config all;         /* no selection: every region */
+	bool prctl = kfeature_present(KF_PRCTL);
+
+	memset(plan, 0, sizeof *plan);
+	plan->stops = a->stops;
+	plan->sel = sel;
+	if (r->lib.mode == MODE_OFF) {
+		struct ksmenable_stat st;
+
+		plan->disable = true;
+		/* The prctl's flag, when it is on; else the regions advised one by one. */
+		plan->process_wide = prctl && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
+		selection_of_config(sel, &all);
+		return;
+	}
+	/* auto where the kernel has no prctl (before 6.4): every region, by madvise. */
+	plan->process_wide = config_coverage(&r->lib) == COVER_PROCESS && prctl;
+	selection_of_config(sel, &r->lib);
+}
+
+/* Is the process one the agent leaves alone unless R names it by itself? */
+static const char *guarded(const struct agent *a, const struct policy_rule *r, const struct proc_facts *f)
+{
+	if (f->pid == 1 && !policy_rule_names_cgroup(r, f) && !policy_rule_names_exe(r, f))
+		return "PID 1, which a rule names only by its cgroup, unit or program written out";
+	if (a->own_cgroup_known && f->cgroup_known && !strcmp(f->cgroup, a->own_cgroup) &&
+	    !policy_rule_names_cgroup(r, f))
+		return "in the agent's own cgroup, which a rule names only by that cgroup or unit written out";
+	return NULL;
+}
+
+/* The rule that decided, and the agent: what a stop looks at again. */
+struct judged {
+	const struct agent *a;
+	const struct policy_rule *rule;
+	char why[256];
+};
+
+/* At each stop: the process must still be the rule's (its cgroup, user and program as judged). */
+static const char *still_the_rules(pid_t pid, void *ctx)
+{
+	struct judged *j = ctx;
+	struct proc_facts f;
+
+	proc_facts_read(pid, &f);
+	if (policy_match(&j->a->policy, &f) == j->rule)
+		return NULL;
+	snprintf(j->why, sizeof j->why, "it is no longer what rule %s matched (its cgroup, user or program "
+		 "changed before it was stopped): left alone", j->rule->name);
+	return j->why;
+}
+
+/* Judges process PID; false when it is to be judged again (the agent was stopping). */
+static bool judge(struct agent *a, pid_t pid)
+{
+	const struct policy_rule *r;
+	struct target_result res;
+	struct target_plan plan;
+	struct selection sel;
+	struct proc_facts f;
+	const char *why;
+	char line[1024];
+	sigset_t all, old;
+
+	proc_facts_read(pid, &f);
+	if (!(r = policy_match(&a->policy, &f)))
+		return true;
+	if ((why = guarded(a, r, &f))) {
+		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
+		return true;
+	}
+	make_plan(a, r, pid, &plan, &sel);
+	plan.still_judged = still_the_rules;
+	plan.judged_ctx = &(struct judged){ a, r, "" };
+	memset(&res, 0, sizeof res);
+	/* Every signal blocked while the target is ours: SIGCHLD is how its stops are awaited. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	target_apply_alone(pid, &plan, &res);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	switch (res.outcome) {
+	case TARGET_DONE:
+		if (plan.disable)
+			a->detached++;
+		else
+			a->enabled++;
+		break;
+	case TARGET_REFUSED:
+		a->refused++;
+		break;
+	case TARGET_NOT_DONE:
+		return false;   /* the agent is stopping */
+	case TARGET_ALREADY: case TARGET_NONE_MATCHED: case TARGET_ENDED:
+		return true;    /* nothing to say: as it should be, or gone */
+	}
+	target_result_line(&res, &plan, line, sizeof line);
+	logf_(a, "rule %s: %s", r->name, line);
+	return true;
+}
+
+/* The process PID among the first N (sorted by PID), or NULL. */
+static struct agent_proc *find(struct agent *a, size_t n, pid_t pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a->procs[mid].pid == pid)
+			return &a->procs[mid];
+		if (a->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int by_pid(const void *x, const void *y)
+{
+	pid_t a = ((const struct agent_proc *)x)->pid, b = ((const struct agent_proc *)y)->pid;
+
+	return (a > b) - (a < b);
+}
+
+void agent_scan(struct agent *a)
+{
+	size_t known, kept = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (!a->active || !(d = opendir("/proc")))
+		return;
+	for (size_t i = 0; i < a->nprocs; i++)
+		a->procs[i].seen = false;
+	known = a->nprocs;
+	while ((e = readdir(d))) {
+		struct proc_stat st;
+		struct agent_proc *p;
+		long long pid;
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &pid) || pid == getpid() || proc_stat_read((pid_t)pid, &st) ||
+		    (st.flags & PROC_PF_KTHREAD))
+			continue;
+		p = find(a, known, (pid_t)pid);
+		if (p && p->start == st.starttime && p->start_code == st.start_code &&
+		    p->start_stack == st.start_stack) {
+			p->seen = true;
+			continue;
+		}
+		if (stop_signal_pending(a->stops) || !judge(a, (pid_t)pid))
+			break;          /* stopping: the rest waits */
+		if (!p) {
+			a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
+			p = &a->procs[a->nprocs++];
+		}
+		*p = (struct agent_proc){ (pid_t)pid, st.starttime, st.start_code, st.start_stack, true };
+	}
+	closedir(d);
+	/* The ended are forgotten; the new join the sorted part. */
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (a->procs[i].seen)
+			a->procs[kept++] = a->procs[i];
+	a->nprocs = kept;
+	qsort(a->procs, a->nprocs, sizeof *a->procs, by_pid);
+}
+
+void agent_stop(struct agent *a)
+{
+	policy_free(&a->policy);
+	free(a->procs);
+	memset(a, 0, sizeof *a);
+}

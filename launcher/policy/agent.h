@@ -1,0 +1,55 @@
+/*
+ * agent.h - the host agent (agent.c): the policy (policy.h) applied to
+ * the machine's processes by the daemon, to those that run when it
+ * starts and to every new one, with the attach machinery (target.h).
+ */
+#ifndef KSMRUN_POLICY_AGENT_H
+#define KSMRUN_POLICY_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy/policy.h"
+
+struct agent_proc;
+
+struct agent {
+	const char *file;               /* the policy's main file */
+	struct policy policy;
+	bool active;                    /* a policy is loaded: processes are judged */
+	struct agent_proc *procs;       /* every process judged, by PID */
+	size_t nprocs, cap;
+	char own_cgroup[4096];          /* the daemon's, left alone unless a rule names it */
+	bool own_cgroup_known;
+	const sigset_t *stops;          /* pending, they end an attach between stops */
+	void (*log)(const char *line);
+	/* How many processes each outcome had, since the start. */
+	unsigned long enabled, detached, refused;
+};
+
+/*
+ * Reads the policy at FILE (NULL: the default; a default that does not
+ * exist is no policy, FILE given must exist).  0; -1 when it is not valid
+ * (its errors given to LOG first): the daemon then refuses to start.
+ */
+int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops);
+
+/*
+ * HUP: the policy read again and checked as at the start.  A policy that
+ * is not valid is not taken: the one in force stays, and the log says why.
+ * A valid one applies to every process at the next scan; processes that it
+ * no longer names are left as they are, unless a rule says off.
+ */
+void agent_reload(struct agent *a);
+
+/*
+ * Judges every process not judged yet (new ones, and those that exec'd
+ * since), and applies the rule that matches: once a second, so that a new
+ * process is enabled within about a second of its start.
+ */
+void agent_scan(struct agent *a);
+
+void agent_stop(struct agent *a);
+
+#endif

@@ -1,0 +1,126 @@
+/*
+ * facts.c: the facts of a process that the policy matches, read from
+ * /proc/PID with the doubts of facts.h.
+ *
+ * The cgroup: /proc/PID/cgroup has a line per hierarchy,
+ * "ID:CONTROLLERS:PATH", and the kernel writes PATH as it is.  A newline
+ * in a cgroup's name would forge a line ("0::/system.slice/php.service"
+ * below a cgroup named "x\n0::"), which is why the kernel refuses such
+ * names (mkdir fails with EINVAL: tried on 6.18).  The parse still takes
+ * nothing it is unsure of: a line not of that form, or a hierarchy seen
+ * twice, leaves the cgroup unknown.  The memory controller's hierarchy is
+ * the one read on cgroup v1 (hybrid hosts too); v2's "0::" otherwise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/files.h"
+#include "policy/facts.h"
+
+#define MAX_HIERARCHIES 64
+
+/* Does the comma-separated CONTROLLERS (LEN bytes) hold "memory"? */
+static bool has_memory(const char *controllers, size_t len)
+{
+	for (const char *c = controllers; c < controllers + len;) {
+		size_t n = strcspn(c, ",:");
+
+		if (n == 6 && !strncmp(c, "memory", 6))
+			return true;
+		c += n + 1;
+	}
+	return false;
+}
+
+int proc_cgroup_parse(const char *text, char *path, size_t len)
+{
+	long seen[MAX_HIERARCHIES];
+	int nseen = 0;
+	const char *v2 = NULL, *v1 = NULL;
+
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n'), *c1 = strchr(line, ':'), *c2;
+		char *num_end;
+		long id;
+
+		if (!end)
+			end = line + strlen(line);
+		if (!c1 || c1 > end || !(c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1))) || c2[1] != '/')
+			return -1;              /* not the kernel's format: in doubt */
+		id = strtol(line, &num_end, 10);
+		if (num_end != c1 || id < 0)
+			return -1;
+		for (int i = 0; i < nseen; i++)
+			if (seen[i] == id)
+				return -1;      /* a hierarchy twice: a name forged a line */
+		if (nseen == MAX_HIERARCHIES)
+			return -1;
+		seen[nseen++] = id;
+		if (id == 0 && c2 == c1 + 1)
+			v2 = c2 + 1;
+		else if (has_memory(c1 + 1, (size_t)(c2 - c1 - 1)))
+			v1 = c2 + 1;
+		line = *end ? end + 1 : end;
+	}
+	if (!v1)
+		v1 = v2;
+	if (!v1)
+		return -1;
+	size_t n = strcspn(v1, "\n");
+	if (n >= len)
+		return -1;
+	memcpy(path, v1, n);
+	path[n] = '\0';
+	return 0;
+}
+
+static void read_cgroup(pid_t pid, struct proc_facts *f)
+{
+	char path[64], text[8192];
+
+	snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+	if (read_text(path, text, sizeof text) == 0 && strlen(text) < sizeof text - 1 &&
+	    proc_cgroup_parse(text, f->cgroup, sizeof f->cgroup) == 0) {
+		f->cgroup_known = true;
+		cg_name_parse(f->cgroup, &f->cg);
+	}
+}
+
+static void read_exe(pid_t pid, struct proc_facts *f)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	if ((n = readlink(path, f->exe, sizeof f->exe - 1)) > 0 && n < (ssize_t)sizeof f->exe - 1) {
+		f->exe[n] = '\0';
+		f->exe_known = true;
+	}
+}
+
+static void read_uid(pid_t pid, struct proc_facts *f)
+{
+	char path[64], text[4096];
+	const char *uid;
+	unsigned long real, effective;
+
+	/* Name: comes first and the kernel escapes it: the first "\nUid:" is the kernel's. */
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_text(path, text, sizeof text) == 0 && (uid = strstr(text, "\nUid:")) &&
+	    sscanf(uid + 5, "%lu %lu", &real, &effective) == 2) {
+		f->uid = (uid_t)effective;
+		f->uid_known = true;
+	}
+}
+
+void proc_facts_read(pid_t pid, struct proc_facts *f)
+{
+	memset(f, 0, sizeof *f);
+	f->pid = pid;
+	read_cgroup(pid, f);
+	read_exe(pid, f);
+	read_uid(pid, f);
+}

@@ -1,0 +1,38 @@
+/*
+ * facts.h - what the policy's rules match a process by (facts.c): its
+ * cgroup and what the runtimes' names in it say, its program, its user.
+ * All of it is read from /proc/PID, which the process and others shape:
+ * a fact that cannot be read without doubt is unknown, and an unknown
+ * fact matches no rule that asks for it.
+ */
+#ifndef KSMRUN_POLICY_FACTS_H
+#define KSMRUN_POLICY_FACTS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/cgname.h"
+
+struct proc_facts {
+	pid_t pid;
+	bool cgroup_known;
+	char cgroup[4096];              /* v2's path, or v1's memory controller's */
+	struct cg_name cg;              /* the pod, container and runtime it names */
+	bool exe_known;
+	char exe[PATH_MAX];             /* /proc/PID/exe; " (deleted)" when its file is gone */
+	bool uid_known;
+	uid_t uid;                      /* the effective user, as ps(1) shows it */
+};
+
+/* Reads what the rules may ask of process PID into *F.  What cannot be read stays unknown. */
+void proc_facts_read(pid_t pid, struct proc_facts *f);
+
+/*
+ * The cgroup path of TEXT, the contents of a /proc/PID/cgroup, into PATH
+ * (LEN bytes): 0, or -1 when there is none or it is in doubt (exposed for
+ * the unit tests).
+ */
+int proc_cgroup_parse(const char *text, char *path, size_t len);
+
+#endif

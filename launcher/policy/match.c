@@ -1,0 +1,66 @@
+/*
+ * match.c: the rules of the policy against the facts of a process.
+ */
+#include <string.h>
+
+#include "glob.h"
+#include "policy/match.h"
+
+/* Is UNIT one of the components of the cgroup PATH (its own cgroup, or one above)? */
+static bool in_unit(const char *path, const char *unit)
+{
+	size_t n = strlen(unit);
+
+	for (const char *c = path; (c = strchr(c, '/'));) {
+		c++;
+		if (!strncmp(c, unit, n) && (c[n] == '/' || c[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+bool policy_rule_matches(const struct policy_rule *r, const struct proc_facts *f)
+{
+	if ((r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE) && !f->cgroup_known)
+		return false;
+	if (r->cgroup && !glob_match(r->cgroup, f->cgroup, strlen(f->cgroup)))
+		return false;
+	if (r->unit && !in_unit(f->cgroup, r->unit))
+		return false;
+	if (r->exe && !(f->exe_known && glob_match(r->exe, f->exe, strlen(f->exe))))
+		return false;
+	if (r->user_given && !(f->uid_known && f->uid == r->uid))
+		return false;
+	if (r->pod_uid[0] && strcmp(r->pod_uid, f->cg.pod_uid))
+		return false;
+	if (r->container[0] && (!f->cg.container_id[0] ||
+				strncmp(r->container, f->cg.container_id, strlen(r->container))))
+		return false;
+	if (r->qos != CG_QOS_NONE && r->qos != f->cg.qos)
+		return false;
+	return true;
+}
+
+const struct policy_rule *policy_match(const struct policy *p, const struct proc_facts *f)
+{
+	for (int i = 0; i < p->n; i++)
+		if (policy_rule_matches(&p->rules[i], f))
+			return &p->rules[i];
+	return NULL;
+}
+
+static bool literal(const char *pattern)
+{
+	return !strpbrk(pattern, "*?[\\");
+}
+
+bool policy_rule_names_cgroup(const struct policy_rule *r, const struct proc_facts *f)
+{
+	return f->cgroup_known && ((r->cgroup && literal(r->cgroup) && !strcmp(r->cgroup, f->cgroup)) ||
+				   (r->unit && in_unit(f->cgroup, r->unit)));
+}
+
+bool policy_rule_names_exe(const struct policy_rule *r, const struct proc_facts *f)
+{
+	return r->exe && literal(r->exe) && f->exe_known && !strcmp(r->exe, f->exe);
+}

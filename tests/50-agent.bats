@@ -1,0 +1,239 @@
+#!/usr/bin/env bats
+# The host agent: ksm-run --daemon --policy=FILE enables KSM, from
+# outside, in the running and the new processes that a rule names (by
+# exe, user, cgroup, unit), takes it out where a rule says off, follows
+# an exec, takes a reloaded policy (and keeps its own when the new one is
+# wrong), leaves its own cgroup alone, and refuses a policy another user
+# could have written.  Real processes of the test's own, real attaches.
+
+load helpers
+load launcher_helpers
+load attach_helpers
+
+LAUNCHER_REQUIRES="root ksm"
+
+# A daemon left by a failed test gets TERM (it restores what it changed);
+# the other workloads end by themselves, and are not waited for.
+teardown_extra() {
+	local n
+	for n in "${!WL_PIDS[@]}"; do
+		case $n in
+		daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;;
+		*) kill -KILL "${WL_PIDS[$n]}" 2>/dev/null ;;
+		esac
+	done
+	return 0
+}
+
+# ksm_on PID: KSM is on in PID as the agent turns it on: the process-wide
+# flag where the kernel has the prctl, else its regions advised (VmFlags mg).
+ksm_on() {
+	if [ "$(merge_any_unset)" = 0 ]; then
+		merge_any_is "$1" yes
+	else
+		grep -q '^VmFlags:.* mg' "/proc/$1/smaps"
+	fi
+}
+ksm_off() {
+	if [ "$(merge_any_unset)" = 0 ]; then
+		merge_any_is "$1" no && ! grep -q '^VmFlags:.* mg' "/proc/$1/smaps"
+	else
+		! grep -q '^VmFlags:.* mg' "/proc/$1/smaps"
+	fi
+}
+
+# policy TEXT: the test's policy file, root's and 0644 in a 0755 directory; its path in POLICY.
+policy() {
+	mkdir -p "$BATS_TEST_TMPDIR/etc"
+	chmod 755 "$BATS_TEST_TMPDIR/etc"
+	POLICY=$BATS_TEST_TMPDIR/etc/ksmenable.conf
+	printf '%s\n' "$1" >"$POLICY.new"
+	chmod 644 "$POLICY.new"
+	mv "$POLICY.new" "$POLICY"
+}
+
+# start_agent [OPTION]...: the daemon as the workload "daemon", in a cgroup
+# of its own as its unit would be (the agent leaves its own cgroup alone,
+# and the test's workloads are in the test's).
+start_agent() {
+	make_cgroup "agent-daemon"
+	start_workload daemon -- sh -c "$IN_CGROUP" sh "$CG_DIR" sh -c 'echo READY; exec "$@"' sh \
+		"$KSM_RUN" --daemon "$@" || return 1
+	wait_until 5 registered "$(wl_pid daemon)" || { cat "$(wl_err daemon)" >&2; return 1; }
+}
+
+# logged NAME TEXT: the daemon NAME's log has a line with TEXT.
+logged() { grep -qF -- "$2" "$(wl_err "$1")"; }
+
+@test "at start: running processes a rule names by exe are enabled, the others untouched" {
+	start_workload named -- "$(attachee)" sleep 10
+	start_workload other -- "$PROGS/dupmem" mmap=4 wait
+	local named other
+	named=$(wl_pid named) other=$(wl_pid other)
+	policy "[rule test]
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 ksm_on "$named" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule test: $named (attachee): enabled"
+	ksm_off "$other"
+	logged daemon "policy $POLICY: 1 rule;"
+	stop_daemon daemon
+	[ "$WL_STATUS" = 0 ]
+	# The target never noticed: attachee exits 0 only when nothing it saw changed.
+	stop_workload named
+	[ "$(wl_status named)" = 0 ]
+}
+
+@test "a process that starts after the agent is enabled within 2 s of its start" {
+	policy "[rule test]
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	local t0 pid ms worst=0 i
+	for i in 1 2 3; do
+		t0=$(date +%s%N)
+		start_workload "new$i" -- "$(attachee)" sleep 30
+		pid=$(wl_pid "new$i")
+		wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "# process $i: enabled $ms ms after its start" >&3
+		((ms > worst)) && worst=$ms
+	done
+	[ "$worst" -lt 2000 ] || { echo "the slowest took $worst ms" >&2; return 1; }
+}
+
+@test "rules by user, cgroup and unit: each names its processes and no other" {
+	stage_for_nobody attachee
+	make_cgroup "agent/web.service"
+	local web=$CG_DIR
+	make_cgroup "agent/other.service"
+	local other=$CG_DIR
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 10
+	start_workload roots -- "$NB_PROGS/attachee" sleep 30
+	start_workload inweb -- sh -c "$IN_CGROUP" sh "$web" "$PROGS/dupmem" mmap=1 wait
+	start_workload inother -- sh -c "$IN_CGROUP" sh "$other" "$PROGS/dupmem" mmap=1 wait
+	start_workload globbed -- sh -c "$IN_CGROUP" sh "$other" "$(attachee)" sleep 30
+	policy "[rule nobody]
+user = nobody
+exe = $NB_PROGS/attachee
+action = auto
+
+[rule web]
+unit = web.service
+action = auto
+
+[rule other]
+cgroup = /ksmenable-test-*-agent/other.service
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 ksm_on "$(wl_pid mine)" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 ksm_on "$(wl_pid inweb)"
+	wait_until 5 ksm_on "$(wl_pid globbed)"
+	wait_until 5 logged daemon "rule other: $(wl_pid globbed) (attachee): enabled"
+	logged daemon "rule nobody: $(wl_pid mine) (attachee): enabled"
+	logged daemon "rule web: $(wl_pid inweb) (dupmem): enabled"
+	# root's attachee is not nobody's; dupmem in other.service is not attachee.
+	ksm_off "$(wl_pid roots)"
+	ksm_off "$(wl_pid inother)"
+	stop_workload mine
+	[ "$(wl_status mine)" = 0 ]
+}
+
+@test "action = off takes KSM out of a process that has it, and leaves one without it untouched" {
+	start_workload on -- "$(attachee)" sleep 10
+	start_workload plain -- "$(attachee)" --name=plain sleep 30
+	"$KSM_RUN" --attach="$(wl_pid on)" --no-wait $(attach_form) >/dev/null
+	ksm_on "$(wl_pid on)"
+	policy "[rule off]
+exe = $(attachee)
+action = off"
+	start_agent --policy="$POLICY"
+	wait_until 5 ksm_off "$(wl_pid on)" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule off: $(wl_pid on) (attachee): disabled"
+	# Nothing to take out of the other: not stopped, not logged.
+	sleep 1.5
+	! logged daemon "$(wl_pid plain) (plain)"
+	stop_workload on
+	[ "$(wl_status on)" = 0 ]
+}
+
+@test "a process that execs into a program a rule names is enabled after the exec" {
+	policy "[rule test]
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	start_workload late -- sh -c 'echo READY; sleep 1.5; exec "$0" sleep 30' "$(attachee)"
+	local pid
+	pid=$(wl_pid late)
+	sleep 1
+	ksm_off "$pid"          # the shell: no rule names it
+	wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
+	logged daemon "rule test: $pid (attachee): enabled"
+}
+
+@test "HUP: a valid policy is taken, a wrong one is not and the old one stays" {
+	start_workload first -- "$PROGS/dupmem" mmap=1 wait
+	policy "[rule a]
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	sleep 1.5
+	ksm_off "$(wl_pid first)"
+	policy "[rule a]
+exe = $(attachee)
+action = auto
+
+[rule b]
+exe = $PROGS/dupmem
+action = auto"
+	kill -HUP "$(wl_pid daemon)"
+	wait_until 5 ksm_on "$(wl_pid first)" || { cat "$(wl_err daemon)"; return 1; }
+	logged daemon "policy $POLICY reloaded: 2 rules"
+	policy "[rule a]
+exe = $(attachee)
+action = sometimes"
+	kill -HUP "$(wl_pid daemon)"
+	wait_until 5 logged daemon "policy $POLICY: not valid, not taken: the policy of 2 rules stays in force"
+	logged daemon "policy: $POLICY:3: rule a: action='sometimes': unknown mode"
+	# The policy in force still applies to new processes.
+	start_workload second -- "$PROGS/dupmem" mmap=1 wait
+	wait_until 5 ksm_on "$(wl_pid second)"
+	stop_daemon daemon
+	[ "$WL_STATUS" = 0 ]
+}
+
+@test "the agent's own cgroup is left alone unless a rule names it by itself" {
+	make_cgroup "agent-own"
+	local own=$CG_DIR
+	start_workload mate -- sh -c "$IN_CGROUP" sh "$own" "$(attachee)" sleep 30
+	start_workload outside -- "$(attachee)" sleep 30
+	policy "[rule test]
+exe = $(attachee)
+action = auto"
+	start_workload daemon -- sh -c "$IN_CGROUP" sh "$own" sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --daemon --policy="$POLICY"
+	wait_until 5 ksm_on "$(wl_pid outside)" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule test: $(wl_pid mate): left alone: in the agent's own cgroup"
+	ksm_off "$(wl_pid mate)"
+}
+
+@test "--daemon refuses a policy that is wrong or that another user could write, before anything changes" {
+	local before
+	before=$(knobs_snapshot)
+	policy "[rule a]
+exe = /x
+action = sometimes"
+	run -125 --separate-stderr "$KSM_RUN" --daemon --policy="$POLICY"
+	[[ $stderr == *"policy: $POLICY:3: rule a: action='sometimes'"* ]]
+	[[ $stderr == *"--daemon: the policy is not valid"*"nothing was changed"* ]]
+	policy "[rule a]
+exe = /x
+action = prctl"
+	chmod 666 "$POLICY"
+	run -125 --separate-stderr "$KSM_RUN" --daemon --policy="$POLICY"
+	[[ $stderr == *"$POLICY: is writable by others"* ]]
+	run -125 --separate-stderr "$KSM_RUN" --daemon --policy="$BATS_TEST_TMPDIR/none.conf"
+	[[ $stderr == *"none.conf: no such file"* ]]
+	[ "$(knobs_snapshot)" = "$before" ]
+}

@@ -1,0 +1,137 @@
+/*
+ * Unit tests of what the host agent matches processes by: the cgroup line
+ * of /proc/PID/cgroup as recorded on v1, hybrid and v2 hosts (and text
+ * that no kernel writes), and the rules of a policy against facts made up
+ * here.  No root, no process touched.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/facts.h"
+#include "policy/match.h"
+#include "unit.h"
+
+static void test_cgroup_lines(void)
+{
+	char path[256];
+
+	/* cgroup v2 only (Debian 12, the 6.1 guest). */
+	CHECK(proc_cgroup_parse("0::/system.slice/php8.2-fpm.service\n", path, sizeof path) == 0);
+	CHECK(!strcmp(path, "/system.slice/php8.2-fpm.service"));
+	/* v1, recorded on this project's machine: the memory controller's line. */
+	CHECK(proc_cgroup_parse("9:name=systemd:/\n8:pids:/\n4:memory:/process_api/66892b21\n3:cpuset:/\n0::/\n",
+				path, sizeof path) == 0);
+	CHECK(!strcmp(path, "/process_api/66892b21"));
+	/* Hybrid (systemd's default before v2): memory on v1 shared with another controller. */
+	CHECK(proc_cgroup_parse("12:cpu,memory:/kubepods/burstable/pod1/abc\n1:name=systemd:/x\n0::/x\n",
+				path, sizeof path) == 0);
+	CHECK(!strcmp(path, "/kubepods/burstable/pod1/abc"));
+	/* A ':' inside a cgroup's name is part of the path. */
+	CHECK(proc_cgroup_parse("0::/a:b/c\n", path, sizeof path) == 0 && !strcmp(path, "/a:b/c"));
+	/* In doubt, unknown: a hierarchy twice (a forged line), no path, not the kernel's format, too long. */
+	CHECK(proc_cgroup_parse("0::/user.slice/x\n0::/system.slice/php.service\n", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("4:memory:/a\n4:memory:/b\n0::/\n", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("garbage\n", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("x::/a\n", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("0::relative\n", path, sizeof path) == -1);
+	CHECK(proc_cgroup_parse("0::/a-path-longer-than-the-buffer\n", path, 8) == -1);
+}
+
+static void print_error(void *ctx, const char *file, int line, const char *message)
+{
+	(void)ctx;
+	fprintf(stderr, "%s:%d: %s\n", file, line, message);
+}
+
+static struct policy parse_policy(const char *text)
+{
+	struct policy p = { 0 };
+
+	CHECK(policy_parse(&p, "t.conf", text, print_error, NULL) == 0);
+	return p;
+}
+
+static struct proc_facts facts(const char *cgroup, const char *exe, long uid)
+{
+	struct proc_facts f = { .pid = 4242 };
+
+	if (cgroup) {
+		f.cgroup_known = true;
+		snprintf(f.cgroup, sizeof f.cgroup, "%s", cgroup);
+		cg_name_parse(f.cgroup, &f.cg);
+	}
+	if (exe) {
+		f.exe_known = true;
+		snprintf(f.exe, sizeof f.exe, "%s", exe);
+	}
+	if (uid >= 0) {
+		f.uid_known = true;
+		f.uid = (uid_t)uid;
+	}
+	return f;
+}
+
+#define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3f2a0c1d_5b6e_4a4b_9c9d_0123456789ab.slice/" \
+	    "cri-containerd-" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope"
+
+static void test_rules(void)
+{
+	struct policy p = parse_policy(
+		"[rule keys]\nuser = 33\nexe = /usr/sbin/keyd\naction = off\n"
+		"[rule web]\nuser = 33\naction = prctl\n"
+		"[rule php]\nunit = php8.2-fpm.service\naction = prctl\n"
+		"[rule jvm]\npod = 3F2A0C1D-5b6e-4a4b-9c9d-0123456789ab\ncontainer = 01234567\nqos = burstable\n"
+		"exe = /usr/lib/jvm/*/bin/java\naction = auto\n"
+		"[rule slices]\ncgroup = /machine.slice/*\naction = auto\n");
+	struct proc_facts f;
+
+	/* The first rule that matches decides. */
+	f = facts("/user.slice", "/usr/sbin/keyd", 33);
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	f = facts("/user.slice", "/usr/bin/python3", 33);
+	CHECK(policy_match(&p, &f) == &p.rules[1]);
+	/* A unit: its own cgroup and those below it, never a name that only begins so. */
+	f = facts("/system.slice/php8.2-fpm.service", "/usr/sbin/php-fpm8.2", 0);
+	CHECK(policy_match(&p, &f) == &p.rules[2]);
+	f = facts("/system.slice/php8.2-fpm.service/pool-www", "/usr/sbin/php-fpm8.2", 0);
+	CHECK(policy_match(&p, &f) == &p.rules[2]);
+	f = facts("/system.slice/php8.2-fpm.service.d", "/usr/sbin/php-fpm8.2", 0);
+	CHECK(policy_match(&p, &f) == NULL);
+	/* A pod, its container by a prefix, its QoS class and the program: all must hold. */
+	f = facts(POD, "/usr/lib/jvm/java-17-openjdk-amd64/bin/java", 1000);
+	CHECK(policy_match(&p, &f) == &p.rules[3]);
+	f = facts(POD, "/usr/bin/node", 1000);
+	CHECK(policy_match(&p, &f) == NULL);
+	f = facts("/kubepods.slice/kubepods-pod3f2a0c1d_5b6e_4a4b_9c9d_0123456789ab.slice/cri-containerd-"
+		  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+		  "/usr/lib/jvm/java-17-openjdk-amd64/bin/java", 1000);
+	CHECK(policy_match(&p, &f) == NULL);            /* guaranteed, not burstable */
+	/* An unknown fact matches no rule that asks for it. */
+	f = facts(NULL, "/usr/sbin/keyd", 33);
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	f = facts(NULL, "/usr/bin/qemu", -1);
+	CHECK(policy_match(&p, &f) == NULL);
+	f = facts("/machine.slice/machine-qemu.scope", NULL, -1);
+	CHECK(policy_match(&p, &f) == &p.rules[4]);
+	policy_free(&p);
+}
+
+static void test_named_by_itself(void)
+{
+	struct policy p = parse_policy(
+		"[rule a]\ncgroup = /system.slice/ksmenable.service\naction = auto\n"
+		"[rule b]\nunit = ksmenable.service\naction = auto\n"
+		"[rule c]\ncgroup = /system.slice/*\naction = auto\n"
+		"[rule d]\nexe = /sbin/init\naction = auto\n"
+		"[rule e]\nexe = /sbin/ini?\naction = auto\n");
+	struct proc_facts f = facts("/system.slice/ksmenable.service", "/sbin/init", 0);
+
+	CHECK(policy_rule_names_cgroup(&p.rules[0], &f) && policy_rule_names_cgroup(&p.rules[1], &f));
+	CHECK(!policy_rule_names_cgroup(&p.rules[2], &f) && !policy_rule_names_cgroup(&p.rules[3], &f));
+	CHECK(policy_rule_names_exe(&p.rules[3], &f) && !policy_rule_names_exe(&p.rules[4], &f));
+	CHECK(!policy_rule_names_exe(&p.rules[0], &f));
+	policy_free(&p);
+}
+
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_named_by_itself))
