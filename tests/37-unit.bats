@@ -191,6 +191,37 @@ unit_allowed_syscalls() {
 	[ -z "$output" ]
 }
 
+@test "the unit's sandbox: the agent attaches to another user's process as its policy says; every call passes the filter" {
+	not_sanitized "the daemon runs under strace, and LeakSanitizer's check at its exit must ptrace its threads, which strace holds; the sanitizer runtime's own system calls are not ksm-run's either"
+	requires cmd:strace cmd:setpriv cmd:unshare cmd:findmnt
+	local trace=$BATS_TEST_TMPDIR/traces/trace log pid policy=$BATS_TEST_TMPDIR/etc/ksmenable.conf
+	mkdir "$BATS_TEST_TMPDIR/traces" "$BATS_TEST_TMPDIR/etc"
+	chmod 755 "$BATS_TEST_TMPDIR/etc"
+	SANDBOX_RW=$BATS_TEST_TMPDIR/traces
+	stage_for_nobody attachee
+	printf '[rule nobody]\nuser = nobody\nexe = %s\naction = auto\n' "$NB_PROGS/attachee" >"$policy"
+	chmod 644 "$policy"
+	start_workload target -- "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 20
+	pid=$(wl_pid target)
+	unit_sandbox
+	# In a cgroup of its own, as systemd runs it: the agent leaves its own cgroup alone.
+	make_cgroup unit
+	start_workload daemon -- sh -c "$IN_CGROUP" sh "$CG_DIR" sh -c 'echo READY; exec "$@"' sh \
+		"${SANDBOX[@]}" strace -f -qq -o "$trace.daemon" "$KSM_RUN" --daemon --policy="$policy"
+	log=$(wl_err daemon)
+	wait_until 20 daemon_pid || { cat "$log"; return 1; }
+	wait_until 10 grep -q "rule nobody: $pid (attachee): enabled" "$log" || { cat "$log"; return 1; }
+	[ "$(awk '$1 == "ksm_merge_any:" { print $2 }' "/proc/$pid/ksm_stat")" = yes ]
+	kill -TERM "$DAEMON_PID"
+	wait_workload daemon
+	[ "$WL_STATUS" = 0 ]
+	DAEMON_PID=
+	kill -KILL "$pid"
+	run ! grep -qi 'cannot\|denied\|read-only\|refused' "$log"
+	run -0 comm -23 <(syscalls_of "$trace".*) <(unit_allowed_syscalls)
+	[ -z "$output" ]
+}
+
 @test "the unit's ExecStart: no textfile directory, no metrics file" {
 	requires cmd:setpriv cmd:unshare cmd:findmnt
 	TEXTFILES=$BATS_TEST_TMPDIR/absent
