@@ -26,9 +26,11 @@ write_policy() {
 	write_policy "$P/ksmenable.conf" '# the base
 [rule php]
 unit = php8.2-fpm.service
+user = www-data
 action = prctl'
 	write_policy "$P/conf.d/20-jvm.conf" '[rule jvm]
 exe = /usr/lib/jvm/*/bin/java
+user = www-data
 qos = burstable
 action = madvise
 allow = anon
@@ -43,9 +45,9 @@ action = off'
 	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
 	[ "$status" = 0 ] || { echo "$stderr"; return 1; }
 	[ -z "$stderr" ]
-	[ "${lines[0]}" = "rule php ($P/ksmenable.conf:2): unit php8.2-fpm.service -> prctl" ]
+	[ "${lines[0]}" = "rule php ($P/ksmenable.conf:2): unit php8.2-fpm.service, user www-data -> prctl" ]
 	[ "${lines[1]}" = "rule keys ($P/conf.d/10-keys.conf:1): user root -> off" ]
-	[ "${lines[2]}" = "rule jvm ($P/conf.d/20-jvm.conf:1): exe /usr/lib/jvm/*/bin/java, qos burstable -> madvise (allow=anon, min-size=1M)" ]
+	[ "${lines[2]}" = "rule jvm ($P/conf.d/20-jvm.conf:1): exe /usr/lib/jvm/*/bin/java, user www-data, qos burstable -> madvise (allow=anon, min-size=1M)" ]
 	[ "${lines[3]}" = "$P/ksmenable.conf: the policy is valid: 3 rules in 3 files" ]
 	[ "${#lines[@]}" = 4 ]
 }
@@ -76,6 +78,7 @@ allow = anon'
 	f=$P/ksmenable.conf
 	write_policy "$f" '[rule a]
 unit = a.service
+user = root
 action = prctl'
 	run "$KSM_RUN" --check-config="$f"
 	[ "$status" = 0 ]
@@ -93,6 +96,7 @@ action = prctl'
 	# A drop-in of nobody's, and a drop-in directory others may write.
 	write_policy "$P/conf.d/10-b.conf" '[rule b]
 unit = b.service
+user = root
 action = prctl'
 	chown 65534 "$P/conf.d/10-b.conf"
 	run --separate-stderr "$KSM_RUN" --check-config="$f"
@@ -134,20 +138,67 @@ action = prctl'
 	[[ $stderr == *"--json is not an option of --check-config"* ]]
 }
 
-@test "the man page's POLICY example is a valid policy, and says what it does" {
+@test "the man page's POLICY examples are valid policies, and say what they do" {
 	requires root
+	local n=0 block
 	policy_dir
-	# The .EX block of the POLICY section that holds rules, the roff escapes undone.
+	# Each .EX block of the POLICY section that holds rules, the roff escapes undone.
 	awk '/^\.SH / { on = ($2 == "POLICY"); next }
 		on && /^\.EX/ { ex = 1; block = ""; next }
-		on && /^\.EE/ { ex = 0; if (block ~ /\[rule /) { printf "%s", block; exit } next }
-		ex { block = block $0 "\n" }' "$BATS_TEST_DIRNAME/../man/ksm-run.1" | sed 's/\\-/-/g' >"$P/ksmenable.conf"
-	chmod 644 "$P/ksmenable.conf"
-	[ "$(grep -c '^\[rule ' "$P/ksmenable.conf")" = 4 ]
+		on && /^\.EE/ { ex = 0; if (block ~ /\[rule /) printf "%s%c", block, 0; next }
+		ex { block = block $0 "\n" }' "$BATS_TEST_DIRNAME/../man/ksm-run.1" | sed 's/\\-/-/g' >"$BATS_TEST_TMPDIR/blocks"
+	while IFS= read -r -d '' block; do
+		n=$((n + 1))
+		write_policy "$P/ksmenable.conf" "$block"
+		run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+		[ "$status" = 0 ] || { echo "example $n: $stderr"; return 1; }
+		case $n in
+		1) [[ ${lines[0]} == "rule php ("*"): unit php8.2-fpm.service, user www-data -> prctl" ]] ;;
+		2) [[ ${lines[0]} == "rule orders-jvm ("*"): exe /usr/lib/jvm/*/bin/java, pod 3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab -> madvise (allow=anon, min-size=1M)" ]] ;;
+		3) [[ ${lines[0]} == "rule web-keys ("*"): exe /usr/sbin/keyd, user www-data -> off" ]]
+		   [[ ${lines[1]} == "rule web ("*"): user www-data -> prctl" ]] ;;
+		esac
+	done <"$BATS_TEST_TMPDIR/blocks"
+	[ "$n" = 3 ]
+}
+
+@test "--check-config: a policy that would merge across security domains is refused unless every rule accepts it" {
+	requires root
+	policy_dir
+	write_policy "$P/ksmenable.conf" '[rule any]
+exe = /usr/bin/python3
+action = prctl'
 	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
-	[ "$status" = 0 ] || { echo "$stderr"; return 1; }
-	[[ ${lines[0]} == "rule php ("*"): unit php8.2-fpm.service -> prctl" ]]
-	[[ ${lines[1]} == "rule orders-jvm ("*"): exe /usr/lib/jvm/*/bin/java, pod 3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab -> madvise (allow=anon, min-size=1M)" ]]
-	[[ ${lines[2]} == "rule web-keys ("*"): exe /usr/sbin/keyd, user www-data -> off" ]]
-	[[ ${lines[3]} == "rule web ("*"): user www-data -> prctl" ]]
+	[ "$status" = 1 ]
+	[[ $stderr == *"$P/ksmenable.conf:1: rule any enables KSM in processes of any user: their memory would be merged across security domains, and a merged page is a timing side channel"* ]]
+	write_policy "$P/ksmenable.conf" '[rule web]
+user = www-data
+action = prctl
+
+[rule db]
+user = nobody
+action = auto
+
+[rule keys]
+exe = /usr/sbin/keyd
+action = off'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ]
+	[[ $stderr == *":1: rule web enables KSM in user www-data, and rule db in user nobody"* ]]
+	[[ $stderr == *":5: rule db enables KSM in user nobody, and rule web in user www-data"* ]]
+	[[ $stderr == *"the policy is not valid: 2 errors"* ]]
+	# Accepted by one rule only: the other still refuses.
+	write_policy "$P/ksmenable.conf" '[rule web]
+user = www-data
+action = prctl
+cross-domain = yes
+
+[rule db]
+user = nobody
+action = auto'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ] && [[ $stderr == *":6: rule db enables KSM in user nobody, and rule web in user www-data"* ]]
+	printf 'cross-domain = yes\n' >>"$P/ksmenable.conf"
+	run -0 "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[[ ${lines[1]} == "rule db ("*"): user nobody -> auto; across security domains" ]]
 }

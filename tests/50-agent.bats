@@ -72,6 +72,7 @@ logged() { grep -qF -- "$2" "$(wl_err "$1")"; }
 	named=$(wl_pid named) other=$(wl_pid other)
 	policy "[rule test]
 exe = $(attachee)
+user = root
 action = auto"
 	start_agent --policy="$POLICY"
 	wait_until 5 ksm_on "$named" || { cat "$(wl_err daemon)"; return 1; }
@@ -88,6 +89,7 @@ action = auto"
 @test "a process that starts after the agent is enabled within 2 s of its start" {
 	policy "[rule test]
 exe = $(attachee)
+user = root
 action = auto"
 	start_agent --policy="$POLICY"
 	local t0 pid ms worst=0 i
@@ -114,19 +116,23 @@ action = auto"
 	start_workload inweb -- sh -c "$IN_CGROUP" sh "$web" "$PROGS/dupmem" mmap=1 wait
 	start_workload inother -- sh -c "$IN_CGROUP" sh "$other" "$PROGS/dupmem" mmap=1 wait
 	start_workload globbed -- sh -c "$IN_CGROUP" sh "$other" "$(attachee)" sleep 30
+	# Two users: the rules accept that their memory merges across them.
 	policy "[rule nobody]
 user = nobody
 exe = $NB_PROGS/attachee
 action = auto
+cross-domain = yes
 
 [rule web]
 unit = web.service
 action = auto
+cross-domain = yes
 
 [rule other]
 cgroup = /ksmenable-test-*-agent/other.service
 exe = $(attachee)
-action = auto"
+action = auto
+cross-domain = yes"
 	start_agent --policy="$POLICY"
 	wait_until 5 ksm_on "$(wl_pid mine)" || { cat "$(wl_err daemon)"; return 1; }
 	wait_until 5 ksm_on "$(wl_pid inweb)"
@@ -162,6 +168,7 @@ action = off"
 @test "a process that execs into a program a rule names is enabled after the exec" {
 	policy "[rule test]
 exe = $(attachee)
+user = root
 action = auto"
 	start_agent --policy="$POLICY"
 	start_workload late -- sh -c 'echo READY; sleep 1.5; exec "$0" sleep 30' "$(attachee)"
@@ -177,26 +184,30 @@ action = auto"
 	start_workload first -- "$PROGS/dupmem" mmap=1 wait
 	policy "[rule a]
 exe = $(attachee)
+user = root
 action = auto"
 	start_agent --policy="$POLICY"
 	sleep 1.5
 	ksm_off "$(wl_pid first)"
 	policy "[rule a]
 exe = $(attachee)
+user = root
 action = auto
 
 [rule b]
 exe = $PROGS/dupmem
+user = root
 action = auto"
 	kill -HUP "$(wl_pid daemon)"
 	wait_until 5 ksm_on "$(wl_pid first)" || { cat "$(wl_err daemon)"; return 1; }
 	logged daemon "policy $POLICY reloaded: 2 rules"
 	policy "[rule a]
 exe = $(attachee)
+user = root
 action = sometimes"
 	kill -HUP "$(wl_pid daemon)"
 	wait_until 5 logged daemon "policy $POLICY: not valid, not taken: the policy of 2 rules stays in force"
-	logged daemon "policy: $POLICY:3: rule a: action='sometimes': unknown mode"
+	logged daemon "policy: $POLICY:4: rule a: action='sometimes': unknown mode"
 	# The policy in force still applies to new processes.
 	start_workload second -- "$PROGS/dupmem" mmap=1 wait
 	wait_until 5 ksm_on "$(wl_pid second)"
@@ -211,6 +222,7 @@ action = sometimes"
 	start_workload outside -- "$(attachee)" sleep 30
 	policy "[rule test]
 exe = $(attachee)
+user = root
 action = auto"
 	start_workload daemon -- sh -c "$IN_CGROUP" sh "$own" sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --daemon --policy="$POLICY"
 	wait_until 5 ksm_on "$(wl_pid outside)" || { cat "$(wl_err daemon)"; return 1; }
@@ -236,4 +248,59 @@ action = prctl"
 	run -125 --separate-stderr "$KSM_RUN" --daemon --policy="$BATS_TEST_TMPDIR/none.conf"
 	[[ $stderr == *"none.conf: no such file"* ]]
 	[ "$(knobs_snapshot)" = "$before" ]
+}
+
+@test "rules by pod, container and QoS class, in cgroups named as kubelet and containerd name them" {
+	local uid_a=3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab uid_b=77777777-0000-4000-8000-000000000000
+	local id_a id_b
+	id_a=$(printf 'ab%.0s' {1..32}) id_b=$(printf 'cd%.0s' {1..32})
+	# The systemd driver: the pod's UID with '_' for '-'.
+	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid_a//-/_}.slice/cri-containerd-$id_a.scope"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	make_cgroup "k8s/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid_b//-/_}.slice/cri-containerd-$id_b.scope"
+	start_workload b -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	start_workload c -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$PROGS/dupmem" mmap=1 wait
+	policy "[rule pod-a]
+pod = $uid_a
+action = auto
+cross-domain = yes
+
+[rule container-b]
+container = ${id_b:0:12}
+exe = $(attachee)
+action = auto
+cross-domain = yes
+
+[rule besteffort]
+qos = besteffort
+action = off"
+	run -0 "$KSM_RUN" --check-config="$POLICY"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule pod-a: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule container-b: $(wl_pid b) (attachee): enabled"
+	ksm_on "$(wl_pid a)" && ksm_on "$(wl_pid b)"
+	# dupmem in pod B's container is not attachee: the QoS rule's, which has nothing to take out.
+	ksm_off "$(wl_pid c)"
+	! logged daemon "$(wl_pid c) (dupmem)"
+}
+
+@test "a rule by user that matches processes of two pods enables the first and refuses the second: two security domains" {
+	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_a/$(printf '1%.0s' {1..64})"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	policy "[rule root]
+user = root
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule root: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_b/$(printf '2%.0s' {1..64})"
+	start_workload b -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	wait_until 5 logged daemon "rule root: $(wl_pid b) (attachee): refused: it would share merged pages with another security domain: it is in pod $uid_b, process $(wl_pid a) (enabled by the agent) in pod $uid_a" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	ksm_off "$(wl_pid b)"
+	# The same with the rule accepting it: enabled.
+	printf 'cross-domain = yes\n' >>"$POLICY"
+	kill -HUP "$(wl_pid daemon)"
+	wait_until 5 ksm_on "$(wl_pid b)"
 }

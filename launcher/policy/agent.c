@@ -34,6 +34,7 @@
 #include "common/stopsig.h"
 #include "common/text.h"
 #include "policy/agent.h"
+#include "policy/domain.h"
 #include "policy/facts.h"
 #include "policy/match.h"
 #include "selection.h"
@@ -43,6 +44,8 @@ struct agent_proc {
 	unsigned long long start;               /* with the PID, the process */
 	unsigned long long start_code, start_stack;     /* the program: moved by an exec */
 	bool seen;                              /* in this scan */
+	bool enabled;                           /* by the agent, in DOMAIN */
+	char domain[DOMAIN_TEXT_MAX];
 };
 
 static void logf_(const struct agent *a, const char *fmt, ...) FMT(2, 3);
@@ -197,8 +200,44 @@ static const char *still_the_rules(pid_t pid, void *ctx)
 	return j->why;
 }
 
-/* Judges process PID; false when it is to be judged again (the agent was stopping). */
-static bool judge(struct agent *a, pid_t pid)
+/* A process the agent enabled in another domain than DOMAIN, or NULL. */
+static const struct agent_proc *enabled_elsewhere(const struct agent *a, const char *domain)
+{
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (a->procs[i].enabled && strcmp(a->procs[i].domain, domain))
+			return &a->procs[i];
+	return NULL;
+}
+
+/*
+ * Would enabling the process of F by rule R merge across security domains
+ * without R accepting it?  Then why, in WHY.  *P gets F's domain.
+ */
+static bool mixes_domains(const struct agent *a, const struct policy_rule *r, const struct proc_facts *f,
+			  struct agent_proc *p, char *why, size_t len)
+{
+	const struct agent_proc *o;
+
+	if (!domain_of_process(f, p->domain, sizeof p->domain)) {
+		snprintf(p->domain, sizeof p->domain, "unknown");
+		if (r->cross_domain)
+			return false;
+		snprintf(why, len, "its security domain cannot be told (its cgroup or user cannot be read)");
+		return true;
+	}
+	if (r->cross_domain || !(o = enabled_elsewhere(a, p->domain)))
+		return false;
+	snprintf(why, len, "it would share merged pages with another security domain: it is in %s, process %d "
+		 "(enabled by the agent) in %s; cross-domain = yes in rule %s would accept that",
+		 printable(p->domain), (int)o->pid, printable(o->domain), r->name);
+	return true;
+}
+
+/*
+ * Judges process PID (named COMM) into its record *P; false when it is to
+ * be judged again (the agent was stopping).
+ */
+static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc *p)
 {
 	const struct policy_rule *r;
 	struct target_result res;
@@ -216,6 +255,11 @@ static bool judge(struct agent *a, pid_t pid)
 		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
 		return true;
 	}
+	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, line, sizeof line)) {
+		a->refused++;
+		logf_(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), line);
+		return true;
+	}
 	make_plan(a, r, pid, &plan, &sel);
 	plan.still_judged = still_the_rules;
 	plan.judged_ctx = &(struct judged){ a, r, "" };
@@ -225,6 +269,8 @@ static bool judge(struct agent *a, pid_t pid)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	target_apply_alone(pid, &plan, &res);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Enabled now or before: its memory is mergeable, in its domain. */
+	p->enabled = !plan.disable && (res.outcome == TARGET_DONE || res.outcome == TARGET_ALREADY);
 	switch (res.outcome) {
 	case TARGET_DONE:
 		if (plan.disable)
@@ -295,13 +341,17 @@ void agent_scan(struct agent *a)
 			p->seen = true;
 			continue;
 		}
-		if (stop_signal_pending(a->stops) || !judge(a, (pid_t)pid))
+		if (stop_signal_pending(a->stops))
 			break;          /* stopping: the rest waits */
 		if (!p) {
 			a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
 			p = &a->procs[a->nprocs++];
 		}
-		*p = (struct agent_proc){ (pid_t)pid, st.starttime, st.start_code, st.start_stack, true };
+		*p = (struct agent_proc){ (pid_t)pid, st.starttime, st.start_code, st.start_stack, true, false, "" };
+		if (!judge(a, (pid_t)pid, st.comm, p)) {
+			p->seen = false;        /* judged again next time */
+			break;
+		}
 	}
 	closedir(d);
 	/* The ended are forgotten; the new join the sorted part. */

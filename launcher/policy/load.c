@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/msg.h"
+#include "policy/domain.h"
 #include "policy/policy.h"
 
 #define POLICY_MAX_BYTES (1 << 20)
@@ -203,5 +204,8 @@ int policy_load(struct policy *p, const char *file, policy_error_fn err, void *c
 	snprintf(dropins, sizeof dropins, "%s/%s", dir, POLICY_DROPIN_DIR);
 	/* On after an error, so that one run says everything that is wrong. */
 	errors += load_dropins(p, dropins, err, ctx);
+	/* The rules together: only once each is right (a refused file's rules are not there). */
+	if (!errors)
+		errors = policy_check_domains(p, err, ctx);
 	return errors;
 }
