@@ -265,7 +265,7 @@ GUEST_TESTS ?= 06-helpers 10-prctl 11-madvise 13-fork-exec 15-bad-input 16-secur
 	       24-launcher-report 25-launcher-status 26-launcher-tuning 28-demo 29-launcher-trust 30-estimate \
 	       31-profile 32-host-tuning 33-daemon 34-other-managers 35-host-figures 36-fleet 40-keep-out \
 	       42-attach 43-planted-files 44-json-text 45-state-full 46-attach-tuner 47-kernel-figures \
-	       48-attach-awkward
+	       48-attach-awkward 50-agent
 .PHONY: check-guest
 check-guest:
 	tests/guest-run --tap $(O)/guest.tap --run \

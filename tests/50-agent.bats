@@ -304,3 +304,60 @@ action = auto"
 	kill -HUP "$(wl_pid daemon)"
 	wait_until 5 ksm_on "$(wl_pid b)"
 }
+
+@test "--status: each rule, what it holds now, the refusals with their reason, and the security domains" {
+	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_a/$(printf '1%.0s' {1..64})"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" --dup=8 sleep 30
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_b/$(printf '2%.0s' {1..64})"
+	start_workload b -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	policy "[rule root]
+user = root
+exe = $(attachee)
+action = auto"
+	run "$KSM_RUN" --status
+	[[ $output != *"Policy ("* ]]          # no agent: nothing said
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "refused: it would share merged pages" || { cat "$(wl_err daemon)"; return 1; }
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"Policy (the agent of ksm-run --daemon; what each rule holds now):"* ]]
+	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*"), 0 disabled, 1 refused, 0 left alone"* ]]
+	# Which one was refused depends on the order /proc lists them in.
+	[[ $output == *"    "[0-9]*": refused: it would share merged pages with another security domain"* ]]
+	[[ $output == *"  security domain of the memory the agent made mergeable: pod "* ]]
+	# Accepted: both enabled, and --status warns that two domains share.
+	printf 'cross-domain = yes\n' >>"$POLICY"
+	kill -HUP "$(wl_pid daemon)"
+	wait_until 5 ksm_on "$(wl_pid a)" && wait_until 5 ksm_on "$(wl_pid b)"
+	sleep 1.2
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"-> auto; across security domains: 2 enabled"* ]]
+	[[ $output == *"warning: the memory the agent made mergeable spans 2 security domains (pod "*", pod "*"): a merged page is a timing side channel between its holders"* ]]
+	# The daemon gone, the file goes with it.
+	stop_daemon daemon
+	run -0 "$KSM_RUN" --status
+	[[ $output != *"Policy ("* ]]
+}
+
+@test "a reload judges every process again, and what the agent enabled still counts for the domains, whatever the order" {
+	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
+	# B first: the lower PID, judged first after the reload.
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_b/$(printf '2%.0s' {1..64})"
+	start_workload b -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_a/$(printf '1%.0s' {1..64})"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
+	policy "[rule pod-a]
+pod = $uid_a
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 ksm_on "$(wl_pid a)" || { cat "$(wl_err daemon)"; return 1; }
+	policy "[rule root]
+user = root
+exe = $(attachee)
+action = auto"
+	kill -HUP "$(wl_pid daemon)"
+	wait_until 5 logged daemon "rule root: $(wl_pid b) (attachee): refused: it would share merged pages with another security domain: it is in pod $uid_b, process $(wl_pid a)" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	ksm_off "$(wl_pid b)"
+	ksm_on "$(wl_pid a)"
+}

@@ -29,6 +29,7 @@
 #include "host/tune.h"
 #include "kernel_abi.h"
 #include "policy/agent.h"
+#include "policy/agentstate.h"
 
 /* The defaults of --max-cpu and --min-profit (tune.h has the others). */
 #define DEFAULT_MAX_CPU_PCT 50.0
@@ -198,12 +199,14 @@ int daemon_main(const struct daemon_opts *o)
 	last = first;
 	write_metrics(o, &h, &last);
 	agent_scan(&agent);
+	agent_publish(&agent);
 	for (;;) {
 		sig = stop_signals_wait(&stops, 1.0);
 		if (sig == SIGHUP) {
 			log_standing(&h, &last);
 			agent_reload(&agent);
 			agent_scan(&agent);
+			agent_publish(&agent);
 			continue;
 		}
 		if (sig > 0)
@@ -212,7 +215,9 @@ int daemon_main(const struct daemon_opts *o)
 		host_tuner_tick(&h, &first, &last);
 		write_metrics(o, &h, &last);
 		agent_scan(&agent);
+		agent_publish(&agent);
 	}
+	agent_unpublish();
 	agent_stop(&agent);
 	/* Figures of a daemon that is gone would read as true: the file goes with it. */
 	if (o->metrics_file)

@@ -31,6 +31,7 @@
 #include "host/topprocs.h"
 #include "kernel_abi.h"
 #include "maps.h"
+#include "policy/agentstate.h"
 #include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
@@ -391,5 +392,7 @@ int status_main(bool json)
 	top_processes(page);
 	group_figures(gp);
 	tuning_text();
+	fflush(stdout);
+	agent_status_print(stdout);
 	return 0;
 }

@@ -39,15 +39,6 @@
 #include "policy/match.h"
 #include "selection.h"
 
-struct agent_proc {
-	pid_t pid;
-	unsigned long long start;               /* with the PID, the process */
-	unsigned long long start_code, start_stack;     /* the program: moved by an exec */
-	bool seen;                              /* in this scan */
-	bool enabled;                           /* by the agent, in DOMAIN */
-	char domain[DOMAIN_TEXT_MAX];
-};
-
 static void logf_(const struct agent *a, const char *fmt, ...) FMT(2, 3);
 
 static void logf_(const struct agent *a, const char *fmt, ...)
@@ -103,6 +94,7 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 		return -1;
 	}
 	a->active = r == 0;
+	a->changed = true;
 	/* The root cgroup is everyone's where the memory controller groups nothing (v1): not a guard. */
 	if (read_text("/proc/self/cgroup", text, sizeof text) == 0 &&
 	    proc_cgroup_parse(text, a->own_cgroup, sizeof a->own_cgroup) == 0 && strcmp(a->own_cgroup, "/"))
@@ -127,6 +119,7 @@ void agent_reload(struct agent *a)
 	if (r > 0) {
 		policy_free(&a->policy);
 		a->active = false;
+		a->changed = true;
 		logf_(a, "policy %s: no such file any more: the agent enables KSM in no new process "
 		      "(those it enabled keep it)", printable(a->file));
 		return;
@@ -139,8 +132,14 @@ void agent_reload(struct agent *a)
 	policy_free(&a->policy);
 	a->policy = fresh;
 	a->active = true;
-	/* Every process is judged again by the new rules (one that it no longer names is left as it is). */
-	a->nprocs = 0;
+	/*
+	 * Every process is judged again by the new rules (one that it no
+	 * longer names is left as it is); until then what the agent enabled
+	 * counts for the security domains, whatever order they come in.
+	 */
+	for (size_t i = 0; i < a->nprocs; i++)
+		a->procs[i].stale = true;
+	a->changed = true;
 	logf_(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
 }
 
@@ -251,13 +250,18 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	proc_facts_read(pid, &f);
 	if (!(r = policy_match(&a->policy, &f)))
 		return true;
+	a->changed = true;
+	snprintf(p->rule, sizeof p->rule, "%s", r->name);
 	if ((why = guarded(a, r, &f))) {
+		p->result = AGENT_LEFT_ALONE;
+		snprintf(p->why, sizeof p->why, "%s", why);
 		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
 		return true;
 	}
-	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, line, sizeof line)) {
+	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
 		a->refused++;
-		logf_(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), line);
+		p->result = AGENT_REFUSED;
+		logf_(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), p->why);
 		return true;
 	}
 	make_plan(a, r, pid, &plan, &sel);
@@ -271,6 +275,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* Enabled now or before: its memory is mergeable, in its domain. */
 	p->enabled = !plan.disable && (res.outcome == TARGET_DONE || res.outcome == TARGET_ALREADY);
+	p->result = p->enabled ? AGENT_ENABLED : plan.disable ? AGENT_DISABLED : AGENT_NONE;
 	switch (res.outcome) {
 	case TARGET_DONE:
 		if (plan.disable)
@@ -280,6 +285,8 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		break;
 	case TARGET_REFUSED:
 		a->refused++;
+		p->result = AGENT_REFUSED;
+		snprintf(p->why, sizeof p->why, "%s", res.why);
 		break;
 	case TARGET_NOT_DONE:
 		return false;   /* the agent is stopping */
@@ -336,7 +343,7 @@ void agent_scan(struct agent *a)
 		    (st.flags & PROC_PF_KTHREAD))
 			continue;
 		p = find(a, known, (pid_t)pid);
-		if (p && p->start == st.starttime && p->start_code == st.start_code &&
+		if (p && !p->stale && p->start == st.starttime && p->start_code == st.start_code &&
 		    p->start_stack == st.start_stack) {
 			p->seen = true;
 			continue;
@@ -347,7 +354,8 @@ void agent_scan(struct agent *a)
 			a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
 			p = &a->procs[a->nprocs++];
 		}
-		*p = (struct agent_proc){ (pid_t)pid, st.starttime, st.start_code, st.start_stack, true, false, "" };
+		*p = (struct agent_proc){ .pid = (pid_t)pid, .start = st.starttime, .start_code = st.start_code,
+					  .start_stack = st.start_stack, .seen = true };
 		if (!judge(a, (pid_t)pid, st.comm, p)) {
 			p->seen = false;        /* judged again next time */
 			break;
@@ -358,6 +366,8 @@ void agent_scan(struct agent *a)
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (a->procs[i].seen)
 			a->procs[kept++] = a->procs[i];
+		else if (a->procs[i].rule[0])
+			a->changed = true;      /* a process a rule held has ended */
 	a->nprocs = kept;
 	qsort(a->procs, a->nprocs, sizeof *a->procs, by_pid);
 }

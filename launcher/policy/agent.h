@@ -12,7 +12,22 @@
 
 #include "policy/policy.h"
 
-struct agent_proc;
+/* What a rule did to a process. */
+enum agent_result { AGENT_NONE, AGENT_ENABLED, AGENT_REFUSED, AGENT_DISABLED, AGENT_LEFT_ALONE };
+
+/* A process the agent has judged, while it lives. */
+struct agent_proc {
+	pid_t pid;
+	unsigned long long start;               /* with the PID, the process */
+	unsigned long long start_code, start_stack;     /* the program: moved by an exec */
+	bool seen;                              /* in this scan */
+	bool stale;                             /* judged by a policy reloaded since: to be judged again */
+	bool enabled;                           /* KSM on by the agent (or already), in DOMAIN */
+	char domain[96];                        /* its security domain (domain.h), when judged by a rule */
+	char rule[POLICY_NAME_MAX];             /* the rule that decided; "" none */
+	enum agent_result result;
+	char why[512];                          /* AGENT_REFUSED, AGENT_LEFT_ALONE: the reason */
+};
 
 struct agent {
 	const char *file;               /* the policy's main file */
@@ -26,6 +41,7 @@ struct agent {
 	void (*log)(const char *line);
 	/* How many processes each outcome had, since the start. */
 	unsigned long enabled, detached, refused;
+	bool changed;                   /* since the last agent_publish() */
 };
 
 /*

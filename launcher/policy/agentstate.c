@@ -1,0 +1,194 @@
+/*
+ * agentstate.c: what the agent holds, for ksm-run --status.  The daemon
+ * publishes its rules and the processes they decided in /run/ksm-run/agent
+ * (statefile.h: root's, 0600, replaced whole), one tab-separated line
+ * each, every text escaped (text.h: no tab or newline survives):
+ *
+ *   rule NAME MATCHES ACTION
+ *   proc PID START RULE RESULT DOMAIN WHY
+ *
+ * --status reads it back, keeps the processes that still run (the same
+ * start time), and adds what each has merged now.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/human.h"
+#include "common/ksmproc.h"
+#include "common/msg.h"
+#include "common/procfs.h"
+#include "common/text.h"
+#include "host/statefile.h"
+#include "policy/agent.h"
+#include "policy/agentstate.h"
+
+#define AGENT_FILE "agent"
+#define AGENT_TEXT_MAX (1 << 20)
+
+static const char *const result_words[] = {
+	[AGENT_NONE] = "none", [AGENT_ENABLED] = "enabled", [AGENT_REFUSED] = "refused",
+	[AGENT_DISABLED] = "disabled", [AGENT_LEFT_ALONE] = "left-alone",
+};
+
+/* Appends a line to the growing text *T (*LEN used, *CAP allocated). */
+static void add_line(char **t, size_t *len, size_t *cap, const char *line)
+{
+	size_t n = strlen(line);
+
+	*t = xgrow(*t, cap, *len + n + 2, 1);
+	memcpy(*t + *len, line, n);
+	*len += n;
+	(*t)[(*len)++] = '\n';
+	(*t)[*len] = '\0';
+}
+
+void agent_publish(struct agent *a)
+{
+	char *text = NULL, line[2048], matches[1024], action[512];
+	size_t len = 0, cap = 0;
+
+	if (!a->changed)
+		return;
+	a->changed = false;
+	for (int i = 0; a->active && i < a->policy.n; i++) {
+		policy_rule_matches_text(&a->policy.rules[i], matches, sizeof matches);
+		policy_rule_action_text(&a->policy.rules[i], action, sizeof action);
+		snprintf(line, sizeof line, "rule\t%s\t%s\t%s", a->policy.rules[i].name, printable(matches),
+			 printable(action));
+		add_line(&text, &len, &cap, line);
+	}
+	for (size_t i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *p = &a->procs[i];
+
+		if (!p->rule[0] || p->result == AGENT_NONE)
+			continue;
+		snprintf(line, sizeof line, "proc\t%d\t%llu\t%s\t%s\t%s\t%s", (int)p->pid, p->start, p->rule,
+			 result_words[p->result], printable(p->domain[0] ? p->domain : "-"),
+			 printable(p->why[0] ? p->why : "-"));
+		add_line(&text, &len, &cap, line);
+	}
+	if (len && len < AGENT_TEXT_MAX)
+		statefile_write(STATE_DIR, AGENT_FILE, text, len);
+	else if (!len)
+		unlink(STATE_DIR "/" AGENT_FILE);
+	free(text);
+}
+
+void agent_unpublish(void)
+{
+	unlink(STATE_DIR "/" AGENT_FILE);
+}
+
+/* Does PID still run with START?  Then its merged pages in *MERGED (0 unknown). */
+static bool still_runs(long pid, unsigned long long start, long long *merged)
+{
+	struct ksmenable_stat ks;
+	struct proc_stat st;
+
+	*merged = 0;
+	if (proc_stat_read((pid_t)pid, &st) || st.starttime != start)
+		return false;
+	if (ksm_proc_stat((pid_t)pid, &ks) == 0 && ks.merging_pages > 0)
+		*merged = ks.merging_pages;
+	return true;
+}
+
+/* Splits LINE at tabs into at most N fields; how many. */
+static int fields(char *line, char **f, int n)
+{
+	int k = 0;
+
+	for (char *s = line; k < n && s; k++) {
+		f[k] = s;
+		if ((s = strchr(s, '\t')))
+			*s++ = '\0';
+	}
+	return k;
+}
+
+struct rule_counts {
+	int enabled, disabled, refused, alone;
+	long long merged;               /* pages */
+};
+
+/*
+ * The proc lines of TEXT (from FROM on) for RULE, of processes that still
+ * run: counted in *C, and with OUT the refusals and those left alone
+ * printed.  DOMAINS (with NDOMAINS, at most 16) gets the domains enabled.
+ */
+static void rule_procs(const char *from, const char *rule, struct rule_counts *c, FILE *out,
+		       char domains[][96], int *ndomains)
+{
+	char copy[4096], *g[7];
+	long long m;
+
+	for (const char *p = from, *rest; p && *p; p = rest) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		rest = nl ? nl + 1 : NULL;
+		if (len >= sizeof copy)
+			continue;
+		memcpy(copy, p, len);
+		copy[len] = '\0';
+		if (fields(copy, g, 7) != 7 || strcmp(g[0], "proc") || strcmp(g[3], rule) ||
+		    !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &m))
+			continue;
+		if (!strcmp(g[4], "enabled")) {
+			int d = 0;
+
+			c->enabled++;
+			c->merged += m;
+			while (d < *ndomains && strcmp(domains[d], g[5]))
+				d++;
+			if (d == *ndomains && d < 16)
+				snprintf(domains[(*ndomains)++], 96, "%s", g[5]);
+		} else if (!strcmp(g[4], "disabled")) {
+			c->disabled++;
+		} else {
+			if (!strcmp(g[4], "refused"))
+				c->refused++;
+			else
+				c->alone++;
+			if (out)
+				fprintf(out, "    %s: %s: %s\n", g[1], g[4], g[6]);
+		}
+	}
+}
+
+void agent_status_print(FILE *out)
+{
+	static char text[AGENT_TEXT_MAX];
+	char *save = NULL, *f[4], domains[16][96];
+	long n = statefile_read(STATE_DIR, AGENT_FILE, text, sizeof text);
+	long page = sysconf(_SC_PAGESIZE);
+	int ndomains = 0;
+
+	if (n < 0)
+		return;         /* no agent, or no policy: nothing to say */
+	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct rule_counts c = { 0 };
+		char dummy[16][96];
+		int nd = 0;
+
+		if (fields(line, f, 4) != 4 || strcmp(f[0], "rule"))
+			continue;
+		rule_procs(save, f[1], &c, NULL, domains, &ndomains);
+		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s), %d disabled, %d refused, %d left alone\n",
+			f[1], f[2], f[3], c.enabled, human_bytes(c.merged * page, false), c.disabled, c.refused,
+			c.alone);
+		c = (struct rule_counts){ 0 };
+		rule_procs(save, f[1], &c, out, dummy, &nd);
+	}
+	if (ndomains > 1) {
+		fprintf(out, "  warning: the memory the agent made mergeable spans %d security domains (", ndomains);
+		for (int d = 0; d < ndomains; d++)
+			fprintf(out, "%s%s", d ? ", " : "", domains[d]);
+		fprintf(out, "): a merged page is a timing side channel between its holders\n");
+	} else if (ndomains == 1) {
+		fprintf(out, "  security domain of the memory the agent made mergeable: %s\n", domains[0]);
+	}
+}
