@@ -361,3 +361,25 @@ action = auto"
 	ksm_off "$(wl_pid b)"
 	ksm_on "$(wl_pid a)"
 }
+
+@test "the metrics: each rule's processes and merged memory, the domains, and the pod of a cgroup; promtool finds nothing to say" {
+	requires cmd:promtool
+	local uid=3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab id prom=$BATS_TEST_TMPDIR/ksmenable.prom out
+	id=$(printf 'ab%.0s' {1..32})
+	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice/cri-containerd-$id.scope"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" --dup=16 sleep 30
+	policy "[rule pod]
+pod = $uid
+action = auto"
+	start_agent --policy="$POLICY" --metrics-file="$prom"
+	wait_until 5 logged daemon "rule pod: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 10 grep -q '^ksmenable_rule_processes{result="enabled",rule="pod"} 1$' "$prom" || { cat "$prom"; return 1; }
+	grep -q '^ksmenable_rule_processes{result="refused",rule="pod"} 0$' "$prom"
+	grep -q '^ksmenable_security_domains 1$' "$prom"
+	# Merged memory, once ksmd has merged the 16 MiB of duplicates.
+	wait_until 20 awk '$1 == "ksmenable_rule_merged_bytes{rule=\"pod\"}" && $2 > 8388608 { ok = 1 } END { exit !ok }' "$prom" ||
+		{ grep rule_merged "$prom"; return 1; }
+	grep -q "^ksmenable_cgroup_merged_bytes{cgroup=\"[^\"]*cri-containerd-$id.scope\",container_id=\"$id\",pod_uid=\"$uid\"} " "$prom"
+	out=$(promtool check metrics <"$prom" 2>&1) || { echo "promtool: $out" >&2; return 1; }
+	[ -z "$out" ]
+}

@@ -73,7 +73,7 @@ void run_metrics_tick(struct run_metrics *m, const struct host_tuner *h, const s
 	run_metrics_command(s, &c);
 	c.command = m->command;
 	c.file = base_name(m->path);
-	r = metrics_write_host(m->path, h, &s->last, &c, m->role.machine);
+	r = metrics_write_host(m->path, h, &s->last, &c, NULL, m->role.machine);
 	if (r && r != m->last_err)
 		msg("cannot write the metrics file %s: %s (trying again at every sample)", m->path, file_strerror(-r));
 	m->last_err = r;

@@ -141,16 +141,20 @@ static void log_standing(const struct host_tuner *h, const struct sys_sample *no
 }
 
 /* The metrics file at each tick; a failure is logged when it starts, not every second. */
-static void write_metrics(const struct daemon_opts *o, const struct host_tuner *h, const struct sys_sample *now)
+static void write_metrics(const struct daemon_opts *o, const struct host_tuner *h, const struct sys_sample *now,
+			  const struct agent *agent)
 {
+	static struct metrics_rule rules[POLICY_MAX_RULES];
 	static struct metrics_role role;
 	static int last_err;
+	struct metrics_agent figures;
 	int r;
 
 	if (!o->metrics_file)
 		return;
 	metrics_role_update(&role, h, true, now_s());
-	r = metrics_write_host(o->metrics_file, h, now, NULL, role.machine);
+	agent_figures(agent, rules, &figures);
+	r = metrics_write_host(o->metrics_file, h, now, NULL, agent->active ? &figures : NULL, role.machine);
 	if (r && r != last_err)
 		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
 			    file_strerror(-r));
@@ -197,7 +201,7 @@ int daemon_main(const struct daemon_opts *o)
 		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
 		    (unsigned long)(h.cfg.profit_floor / 1048576));
 	last = first;
-	write_metrics(o, &h, &last);
+	write_metrics(o, &h, &last, &agent);
 	agent_scan(&agent);
 	agent_publish(&agent);
 	for (;;) {
@@ -213,7 +217,7 @@ int daemon_main(const struct daemon_opts *o)
 			break;
 		counters_sample(&last, h.ksmd);
 		host_tuner_tick(&h, &first, &last);
-		write_metrics(o, &h, &last);
+		write_metrics(o, &h, &last, &agent);
 		agent_scan(&agent);
 		agent_publish(&agent);
 	}

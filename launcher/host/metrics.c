@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cgname.h"
 #include "common/files.h"
 #include "common/msg.h"
 #include "common/parse.h"
@@ -124,6 +125,56 @@ static void sample_ll(FILE *f, const char *name, const char *key, const char *va
 	fprintf(f, "%lld\n", v);
 }
 
+/*
+ * NAME{cgroup="PATH"} V, with the pod's UID and the container's ID when
+ * the path names them (cgname.h), so that Prometheus joins them with
+ * kube-state-metrics' kube_pod_info (its uid label) and cAdvisor's series.
+ * The labels in the order node_exporter sorts them.
+ */
+static void group_sample(FILE *f, const char *name, const char *path, long long v)
+{
+	struct cg_name cg;
+
+	fprintf(f, METRICS_PREFIX "%s{cgroup=", name);
+	metrics_label(f, path);
+	if (cg_name_parse(path, &cg) == 0) {
+		if (cg.container_id[0]) {
+			fputs(",container_id=", f);
+			metrics_label(f, cg.container_id);
+		}
+		if (cg.pod_uid[0]) {
+			fputs(",pod_uid=", f);
+			metrics_label(f, cg.pod_uid);
+		}
+	}
+	fprintf(f, "} %lld\n", v);
+}
+
+/* The host agent's rules: what each holds now, and the security domains it made mergeable. */
+static void agent_metrics(FILE *f, const struct metrics_agent *a, long page)
+{
+	static const char *const results[] = { "enabled", "disabled", "refused", "left_alone" };
+
+	family(f, "rule_processes", "gauge", "Processes a rule of the host agent's policy decided, that run now");
+	for (int i = 0; i < a->n; i++)
+		for (int k = 0; k < 4; k++) {
+			const struct metrics_rule *r = &a->rules[i];
+
+			fputs(METRICS_PREFIX "rule_processes{result=", f);
+			metrics_label(f, results[k]);
+			fputs(",rule=", f);
+			metrics_label(f, r->name);
+			fprintf(f, "} %d\n", k == 0 ? r->enabled : k == 1 ? r->disabled : k == 2 ? r->refused : r->left_alone);
+		}
+	family(f, "rule_merged_bytes", "gauge", "Merged memory of the processes a rule enabled (ksm_merging_pages)");
+	for (int i = 0; i < a->n; i++)
+		sample_ll(f, "rule_merged_bytes", "rule", a->rules[i].name, a->rules[i].merged_pages * page);
+	family(f, "security_domains", "gauge",
+	       "Security domains (users, pods, containers) of the memory the agent made mergeable; above 1 their "
+	       "merged pages are a side channel between them");
+	sample_ll(f, "security_domains", NULL, NULL, a->domains);
+}
+
 static int known_index(const char *file)
 {
 	for (int i = 0; i < NKNOWN; i++)
@@ -208,7 +259,7 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 			long long v = k == 0 ? g->procs : k == 1 ? g->merged_pages * page :
 				      k == 2 ? g->profit_bytes : g->candidate_pages * page;
 			if (v != LLONG_MIN)
-				sample_ll(f, fam[k].name, "cgroup", g->path, v);
+				group_sample(f, fam[k].name, g->path, v);
 		}
 	}
 }
@@ -273,6 +324,8 @@ static void machine_metrics(FILE *f, const struct metrics_source *src)
 	sample_ll(f, "tuner_decisions_total", NULL, NULL, (long long)src->decisions);
 	if (src->groups)
 		group_metrics(f, src->groups, src->page);
+	if (src->agent)
+		agent_metrics(f, src->agent, src->page);
 }
 
 void metrics_format(FILE *f, const struct metrics_source *src)
@@ -323,13 +376,13 @@ static int metrics_write(const char *path, const struct metrics_source *src)
 }
 
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command, bool machine)
+		       const struct metrics_command *command, const struct metrics_agent *agent, bool machine)
 {
 	static struct ksm_files files;
 	struct cgroup_groups gs;
 	struct metrics_source src = {
 		.files = &files, .now = now, .command = command, .command_only = !machine,
-		.page = sysconf(_SC_PAGESIZE),
+		.agent = agent, .page = sysconf(_SC_PAGESIZE),
 	};
 	int r;
 

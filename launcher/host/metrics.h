@@ -46,6 +46,19 @@ struct metrics_command {
 	long long peak_saved_bytes;     /* its peak: the report's "saved" line */
 };
 
+/* The host agent's figures (policy/agentstate.c fills them): each rule, and the domains. */
+struct metrics_rule {
+	const char *name;
+	int enabled, disabled, refused, left_alone;     /* its processes that run now */
+	long long merged_pages;                         /* of those enabled */
+};
+
+struct metrics_agent {
+	const struct metrics_rule *rules;
+	int n;
+	int domains;                    /* security domains of the memory the agent made mergeable */
+};
+
 struct metrics_source {
 	const struct ksm_files *files;
 	const struct sys_sample *now;   /* ksmd's CPU time */
@@ -53,6 +66,7 @@ struct metrics_source {
 	unsigned long decisions;        /* this instance's tuner's decisions */
 	const struct cgroup_groups *groups;       /* NULL: not collected */
 	const struct metrics_command *command;    /* NULL: the daemon */
+	const struct metrics_agent *agent;        /* the daemon's agent with a policy; or NULL */
 	bool command_only;              /* the machine's series are another writer's */
 	long page;
 };
@@ -74,12 +88,12 @@ void metrics_warn_name(const char *path);
 /*
  * What an instance writes at each tick: when MACHINE, the machine's
  * series (the knobs and counters now, ksmd's CPU time of NOW, the tuner's
- * phase and H's decisions, the cgroups); and COMMAND's tree (NULL for the
- * daemon).  0, or -errno.
+ * phase and H's decisions, the cgroups, AGENT's rules when not NULL); and
+ * COMMAND's tree (NULL for the daemon).  0, or -errno.
  */
 struct host_tuner;
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command, bool machine);
+		       const struct metrics_command *command, const struct metrics_agent *agent, bool machine);
 
 /*
  * Who writes the machine's series: node_exporter refuses (on every scrape,

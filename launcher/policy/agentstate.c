@@ -20,6 +20,7 @@
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "common/text.h"
+#include "host/metrics.h"
 #include "host/statefile.h"
 #include "policy/agent.h"
 #include "policy/agentstate.h"
@@ -74,6 +75,45 @@ void agent_publish(struct agent *a)
 	else if (!len)
 		unlink(STATE_DIR "/" AGENT_FILE);
 	free(text);
+}
+
+void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out)
+{
+	char domains[16][96];
+	int ndomains = 0;
+
+	memset(out, 0, sizeof *out);
+	out->rules = rules;
+	for (int i = 0; a->active && i < a->policy.n; i++)
+		rules[out->n++] = (struct metrics_rule){ .name = a->policy.rules[i].name };
+	for (size_t i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *p = &a->procs[i];
+		struct metrics_rule *r = NULL;
+		struct ksmenable_stat ks;
+		int d = 0;
+
+		for (int k = 0; k < out->n && !r; k++)
+			if (!strcmp(rules[k].name, p->rule))
+				r = &rules[k];
+		if (!r)
+			continue;
+		switch (p->result) {
+		case AGENT_ENABLED:
+			r->enabled++;
+			if (ksm_proc_stat(p->pid, &ks) == 0 && ks.merging_pages > 0)
+				r->merged_pages += ks.merging_pages;
+			while (d < ndomains && strcmp(domains[d], p->domain))
+				d++;
+			if (d == ndomains && d < 16)
+				snprintf(domains[ndomains++], sizeof domains[0], "%s", p->domain);
+			break;
+		case AGENT_DISABLED: r->disabled++; break;
+		case AGENT_REFUSED: r->refused++; break;
+		case AGENT_LEFT_ALONE: r->left_alone++; break;
+		case AGENT_NONE: break;
+		}
+	}
+	out->domains = ndomains;
 }
 
 void agent_unpublish(void)

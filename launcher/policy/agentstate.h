@@ -14,6 +14,15 @@ void agent_publish(struct agent *a);
 /* The daemon is stopping: what it held is no longer its to say. */
 void agent_unpublish(void);
 
+/*
+ * A's figures for the metrics: each rule's processes that run now and
+ * what those it enabled merged; the domains.  RULES has room for A's
+ * rules (POLICY_MAX_RULES at most); the rules' names are A's.
+ */
+struct metrics_agent;
+struct metrics_rule;
+void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out);
+
 /* --status: each rule, what it matches and does, and the processes it holds now; the domains. */
 void agent_status_print(FILE *out);
 

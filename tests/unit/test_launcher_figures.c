@@ -78,22 +78,29 @@ static void put(struct ksm_files *kf, const char *name, const char *value, bool 
 	f->writable = writable;
 }
 
+#define CONTAINER_ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define POD_PATH "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3f2a0c1d_5b6e_4a4b_9c9d_" \
+	"0123456789ab.slice/cri-containerd-" CONTAINER_ID ".scope"
+
 static void test_format(void)
 {
 	static struct ksm_files kf;
 	struct sys_sample now = { .ksmd_cpu = 12.5 };
-	struct cgroup_group g[2] = {
+	struct cgroup_group g[3] = {
 		{ .path = (char *)"/system.slice/a\"b.service", .procs = 3, .merged_pages = 10, .profit_bytes = 4096,
 		  .candidate_pages = 20 },
 		{ .path = (char *)"/web", .procs = 1, .merged_pages = 0, .profit_bytes = -64, .candidate_pages = 5 },
+		{ .path = (char *)POD_PATH, .procs = 2, .merged_pages = 1, .profit_bytes = 0, .candidate_pages = 1 },
 	};
-	struct cgroup_groups gs = { .g = g, .n = 2 };
+	struct cgroup_groups gs = { .g = g, .n = 3 };
+	struct metrics_rule rules[2] = { { "php", 3, 0, 1, 0, 25 }, { "off\"x", 0, 2, 0, 1, 0 } };
+	struct metrics_agent agent = { rules, 2, 1 };
 	/* A program's name as a hostile user could make it: quote, backslash, newline, not UTF-8. */
 	struct metrics_command cmd = { .command = "a\"b\\c\nd\xff", .file = "web.prom", .processes = 2, .merged_pages = 3,
 				       .profit_bytes = 100, .peak_merged_pages = 7, .saved_bytes = 8192,
 				       .peak_saved_bytes = 12288 };
 	struct metrics_source src = { .files = &kf, .now = &now, .phase = HELD_STEADY, .decisions = 4,
-				      .groups = &gs, .command = &cmd, .page = 4096 };
+				      .groups = &gs, .command = &cmd, .agent = &agent, .page = 4096 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -123,6 +130,16 @@ static void test_format(void)
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"/system.slice/a\\\"b.service\"} 40960\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_profit_bytes{cgroup=\"/web\"} -64\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_candidate_bytes{cgroup=\"/web\"} 20480\n"));
+	/* A pod's container: its IDs as labels, for a join with kube-state-metrics. */
+	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"" POD_PATH "\",container_id=\"" CONTAINER_ID
+		     "\",pod_uid=\"3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab\"} 4096\n"));
+	/* The agent's rules. */
+	CHECK(strstr(text, "ksmenable_rule_processes{result=\"enabled\",rule=\"php\"} 3\n"));
+	CHECK(strstr(text, "ksmenable_rule_processes{result=\"refused\",rule=\"php\"} 1\n"));
+	CHECK(strstr(text, "ksmenable_rule_processes{result=\"disabled\",rule=\"off\\\"x\"} 2\n"));
+	CHECK(strstr(text, "ksmenable_rule_processes{result=\"left_alone\",rule=\"off\\\"x\"} 1\n"));
+	CHECK(strstr(text, "ksmenable_rule_merged_bytes{rule=\"php\"} 102400\n"));
+	CHECK(strstr(text, "# TYPE ksmenable_security_domains gauge\nksmenable_security_domains 1\n"));
 #define LABELS "{command=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",file=\"web.prom\"}"
 	CHECK(strstr(text, "ksmenable_command_processes" LABELS " 2\n"));
 	CHECK(strstr(text, "ksmenable_command_merged_bytes" LABELS " 12288\n"));
