@@ -318,6 +318,7 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/attach-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/attach-kill-soak 1000
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/fleet-bench
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/agent-bench
 	$(if $(filter 0,$(BENCH_HOST)),@echo "bench: tests/bench/host-bench left out (BENCH_HOST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/host-bench)
 
 # ---- Fuzzing (tests/fuzz/) -------------------------------------------------

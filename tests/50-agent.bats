@@ -383,3 +383,26 @@ action = auto"
 	out=$(promtool check metrics <"$prom" 2>&1) || { echo "promtool: $out" >&2; return 1; }
 	[ -z "$out" ]
 }
+
+@test "a child that inherited the flag from a parent the agent enabled is counted as enabled, with no line of its own" {
+	requires prctl          # the flag that a child inherits
+	local sh=$BATS_TEST_TMPDIR/agent-sh child
+	cp /bin/sh "$sh"
+	# The parent waits for a line, then starts a child of the same program.
+	start_workload parent -- "$sh" -c 'echo READY; read -r x; "$0" -c "sleep 30; :" & echo "child $!"; wait' "$sh"
+	policy "[rule sh]
+exe = $sh
+user = root
+action = prctl"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule sh: $(wl_pid parent) (agent-sh): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	echo go >&"${WL_FDS[parent]}"
+	wait_until 5 grep -q '^child ' "$(wl_out parent)"
+	child=$(awk '$1 == "child" { print $2 }' "$(wl_out parent)")
+	merge_any_is "$child" yes
+	# Judged within a second, and counted as enabled, with no attach of its own.
+	sleep 2.5
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"  rule sh: exe $sh, user root -> prctl: 2 enabled"* ]] || { echo "$output" | grep -A3 Policy; return 1; }
+	! logged daemon "rule sh: $child "
+}

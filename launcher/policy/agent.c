@@ -167,6 +167,19 @@ static void make_plan(const struct agent *a, const struct policy_rule *r, pid_t 
 	selection_of_config(sel, &r->lib);
 }
 
+/*
+ * Has the process the flag the plan would set already?  A child inherits
+ * it from its parent at fork (and across exec since Linux 6.7), so at a
+ * high rate of starts most processes a rule names have it: a read of
+ * ksm_stat instead of an attach.  Nothing is changed, so nothing is pinned.
+ */
+static bool already_merge_any(const struct target_plan *plan, pid_t pid)
+{
+	struct ksmenable_stat st;
+
+	return plan->process_wide && !plan->disable && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
+}
+
 /* Is the process one the agent leaves alone unless R names it by itself? */
 static const char *guarded(const struct agent *a, const struct policy_rule *r, const struct proc_facts *f)
 {
@@ -265,6 +278,11 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		return true;
 	}
 	make_plan(a, r, pid, &plan, &sel);
+	if (already_merge_any(&plan, pid)) {
+		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
+		p->result = AGENT_ENABLED;
+		return true;
+	}
 	plan.still_judged = still_the_rules;
 	plan.judged_ctx = &(struct judged){ a, r, "" };
 	memset(&res, 0, sizeof res);
