@@ -181,11 +181,11 @@ static bool already_merge_any(const struct target_plan *plan, pid_t pid)
 }
 
 /* Is the process one the agent leaves alone unless R names it by itself? */
-static const char *guarded(const struct agent *a, const struct policy_rule *r, const struct proc_facts *f)
+static const char *guarded(const struct agent *a, const struct policy_rule *r, struct proc_facts *f)
 {
 	if (f->pid == 1 && !policy_rule_names_cgroup(r, f) && !policy_rule_names_exe(r, f))
 		return "PID 1, which a rule names only by its cgroup, unit or program written out";
-	if (a->own_cgroup_known && f->cgroup_known && !strcmp(f->cgroup, a->own_cgroup) &&
+	if (a->own_cgroup_known && proc_facts_cgroup(f) && !strcmp(f->cgroup, a->own_cgroup) &&
 	    !policy_rule_names_cgroup(r, f))
 		return "in the agent's own cgroup, which a rule names only by that cgroup or unit written out";
 	return NULL;
@@ -204,7 +204,7 @@ static const char *still_the_rules(pid_t pid, void *ctx)
 	struct judged *j = ctx;
 	struct proc_facts f;
 
-	proc_facts_read(pid, &f);
+	proc_facts_init(pid, &f);
 	if (policy_match(&j->a->policy, &f) == j->rule)
 		return NULL;
 	snprintf(j->why, sizeof j->why, "it is no longer what rule %s matched (its cgroup, user or program "
@@ -225,7 +225,7 @@ static const struct agent_proc *enabled_elsewhere(const struct agent *a, const c
  * Would enabling the process of F by rule R merge across security domains
  * without R accepting it?  Then why, in WHY.  *P gets F's domain.
  */
-static bool mixes_domains(const struct agent *a, const struct policy_rule *r, const struct proc_facts *f,
+static bool mixes_domains(const struct agent *a, const struct policy_rule *r, struct proc_facts *f,
 			  struct agent_proc *p, char *why, size_t len)
 {
 	const struct agent_proc *o;
@@ -260,7 +260,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	char line[1024];
 	sigset_t all, old;
 
-	proc_facts_read(pid, &f);
+	proc_facts_init(pid, &f);
 	if (!(r = policy_match(&a->policy, &f)))
 		return true;
 	a->changed = true;

@@ -21,18 +21,18 @@ static void user_text(uid_t uid, char *buf, size_t len)
 		snprintf(buf, len, "user %lu", (unsigned long)uid);
 }
 
-bool domain_of_process(const struct proc_facts *f, char *buf, size_t len)
+bool domain_of_process(struct proc_facts *f, char *buf, size_t len)
 {
-	if (f->cgroup_known && f->cg.pod_uid[0]) {
+	if (!proc_facts_cgroup(f) || !proc_facts_uid(f))
+		return false;
+	if (f->cg.pod_uid[0]) {
 		snprintf(buf, len, "pod %s", f->cg.pod_uid);
 		return true;
 	}
-	if (f->cgroup_known && f->cg.container_id[0]) {
+	if (f->cg.container_id[0]) {
 		snprintf(buf, len, "container %.12s", f->cg.container_id);
 		return true;
 	}
-	if (!f->cgroup_known || !f->uid_known)
-		return false;
 	user_text(f->uid, buf, len);
 	return true;
 }

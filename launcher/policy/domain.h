@@ -23,7 +23,7 @@
  * 3f2a...", "container 0123456789ab"), in BUF; false when it cannot be
  * told (its cgroup or user unknown).
  */
-bool domain_of_process(const struct proc_facts *f, char *buf, size_t len);
+bool domain_of_process(struct proc_facts *f, char *buf, size_t len);
 
 /*
  * The one domain that every process rule R enables is in, as text, or

@@ -116,11 +116,32 @@ static void read_uid(pid_t pid, struct proc_facts *f)
 	}
 }
 
-void proc_facts_read(pid_t pid, struct proc_facts *f)
+void proc_facts_init(pid_t pid, struct proc_facts *f)
 {
 	memset(f, 0, sizeof *f);
 	f->pid = pid;
-	read_cgroup(pid, f);
-	read_exe(pid, f);
-	read_uid(pid, f);
+}
+
+bool proc_facts_cgroup(struct proc_facts *f)
+{
+	if (!(f->read & FACT_CGROUP))
+		read_cgroup(f->pid, f);
+	f->read |= FACT_CGROUP;
+	return f->cgroup_known;
+}
+
+bool proc_facts_exe(struct proc_facts *f)
+{
+	if (!(f->read & FACT_EXE))
+		read_exe(f->pid, f);
+	f->read |= FACT_EXE;
+	return f->exe_known;
+}
+
+bool proc_facts_uid(struct proc_facts *f)
+{
+	if (!(f->read & FACT_UID))
+		read_uid(f->pid, f);
+	f->read |= FACT_UID;
+	return f->uid_known;
 }

@@ -3,7 +3,9 @@
  * cgroup and what the runtimes' names in it say, its program, its user.
  * All of it is read from /proc/PID, which the process and others shape:
  * a fact that cannot be read without doubt is unknown, and an unknown
- * fact matches no rule that asks for it.
+ * fact matches no rule that asks for it.  Each is read when a rule first
+ * asks for it: at hundreds of starts a second, most processes are told
+ * apart by their program alone.
  */
 #ifndef KSMRUN_POLICY_FACTS_H
 #define KSMRUN_POLICY_FACTS_H
@@ -14,8 +16,11 @@
 
 #include "common/cgname.h"
 
+enum { FACT_CGROUP = 1, FACT_EXE = 2, FACT_UID = 4, FACT_ALL = 7 };
+
 struct proc_facts {
 	pid_t pid;
+	unsigned read;                  /* the FACT_* read (or set) already */
 	bool cgroup_known;
 	char cgroup[4096];              /* v2's path, or v1's memory controller's */
 	struct cg_name cg;              /* the pod, container and runtime it names */
@@ -25,8 +30,13 @@ struct proc_facts {
 	uid_t uid;                      /* the effective user, as ps(1) shows it */
 };
 
-/* Reads what the rules may ask of process PID into *F.  What cannot be read stays unknown. */
-void proc_facts_read(pid_t pid, struct proc_facts *f);
+/* *F for process PID, nothing read yet. */
+void proc_facts_init(pid_t pid, struct proc_facts *f);
+
+/* Each fact, read on the first call: is it known? */
+bool proc_facts_cgroup(struct proc_facts *f);
+bool proc_facts_exe(struct proc_facts *f);
+bool proc_facts_uid(struct proc_facts *f);
 
 /*
  * The cgroup path of TEXT, the contents of a /proc/PID/cgroup, into PATH

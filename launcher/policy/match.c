@@ -19,17 +19,19 @@ static bool in_unit(const char *path, const char *unit)
 	return false;
 }
 
-bool policy_rule_matches(const struct policy_rule *r, const struct proc_facts *f)
+bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 {
-	if ((r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE) && !f->cgroup_known)
+	/* The program first: the fact that tells most processes apart. */
+	if (r->exe && !(proc_facts_exe(f) && glob_match(r->exe, f->exe, strlen(f->exe))))
+		return false;
+	if (r->user_given && !(proc_facts_uid(f) && f->uid == r->uid))
+		return false;
+	if ((r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE) &&
+	    !proc_facts_cgroup(f))
 		return false;
 	if (r->cgroup && !glob_match(r->cgroup, f->cgroup, strlen(f->cgroup)))
 		return false;
 	if (r->unit && !in_unit(f->cgroup, r->unit))
-		return false;
-	if (r->exe && !(f->exe_known && glob_match(r->exe, f->exe, strlen(f->exe))))
-		return false;
-	if (r->user_given && !(f->uid_known && f->uid == r->uid))
 		return false;
 	if (r->pod_uid[0] && strcmp(r->pod_uid, f->cg.pod_uid))
 		return false;
@@ -41,7 +43,7 @@ bool policy_rule_matches(const struct policy_rule *r, const struct proc_facts *f
 	return true;
 }
 
-const struct policy_rule *policy_match(const struct policy *p, const struct proc_facts *f)
+const struct policy_rule *policy_match(const struct policy *p, struct proc_facts *f)
 {
 	for (int i = 0; i < p->n; i++)
 		if (policy_rule_matches(&p->rules[i], f))
@@ -54,13 +56,13 @@ static bool literal(const char *pattern)
 	return !strpbrk(pattern, "*?[\\");
 }
 
-bool policy_rule_names_cgroup(const struct policy_rule *r, const struct proc_facts *f)
+bool policy_rule_names_cgroup(const struct policy_rule *r, struct proc_facts *f)
 {
-	return f->cgroup_known && ((r->cgroup && literal(r->cgroup) && !strcmp(r->cgroup, f->cgroup)) ||
+	return proc_facts_cgroup(f) && ((r->cgroup && literal(r->cgroup) && !strcmp(r->cgroup, f->cgroup)) ||
 				   (r->unit && in_unit(f->cgroup, r->unit)));
 }
 
-bool policy_rule_names_exe(const struct policy_rule *r, const struct proc_facts *f)
+bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f)
 {
-	return r->exe && literal(r->exe) && f->exe_known && !strcmp(r->exe, f->exe);
+	return r->exe && literal(r->exe) && proc_facts_exe(f) && !strcmp(r->exe, f->exe);
 }

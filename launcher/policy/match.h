@@ -10,11 +10,11 @@
 #include "policy/facts.h"
 #include "policy/policy.h"
 
-/* Does every match of R hold for F?  A fact R asks for that is unknown does not. */
-bool policy_rule_matches(const struct policy_rule *r, const struct proc_facts *f);
+/* Does every match of R hold for F (its facts read as asked for)?  A fact R asks for that is unknown does not. */
+bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f);
 
 /* The first rule of P that matches F, or NULL: the process is not the policy's. */
-const struct policy_rule *policy_match(const struct policy *p, const struct proc_facts *f);
+const struct policy_rule *policy_match(const struct policy *p, struct proc_facts *f);
 
 /*
  * Does R name F's cgroup by itself, not by a pattern (a cgroup without
@@ -22,7 +22,7 @@ const struct policy_rule *policy_match(const struct policy *p, const struct proc
  * wildcards)?  The agent's own cgroup is touched only by a rule that
  * names that cgroup, PID 1 only by one that names its cgroup or program.
  */
-bool policy_rule_names_cgroup(const struct policy_rule *r, const struct proc_facts *f);
-bool policy_rule_names_exe(const struct policy_rule *r, const struct proc_facts *f);
+bool policy_rule_names_cgroup(const struct policy_rule *r, struct proc_facts *f);
+bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f);
 
 #endif
