@@ -13,9 +13,15 @@ attachee() { echo "$PROGS/attachee"; }
 merge_any_is() { grep -Eq "^ksm_merge_any:? $2\$" "/proc/$1/ksm_stat"; }
 
 # The attachees end by themselves; a failed test must not wait for them.
+# The tuning ksm-run (cmd) gets TERM, and restores what it changed.
 teardown_extra() {
 	local n
-	for n in "${!WL_PIDS[@]}"; do kill -KILL "${WL_PIDS[$n]}" 2>/dev/null; done
+	for n in "${!WL_PIDS[@]}"; do
+		case $n in
+		cmd) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;;
+		*) kill -KILL "${WL_PIDS[$n]}" 2>/dev/null ;;
+		esac
+	done
 	return 0
 }
 
@@ -54,7 +60,8 @@ teardown_extra() {
 # the time the test waits: only a boost for new memory can.
 steady_tuner() {
 	echo 1000 >"$KSM/sleep_millisecs"
-	start_workload cmd -- "$KSM_RUN" -- "$(attachee)" --dup=8 sleep 120
+	# Its command outlives any test (126 s were seen under emulation): TERM ends it.
+	start_workload cmd -- "$KSM_RUN" -- "$(attachee)" --dup=8 sleep 600
 	wait_until 10 tuner_is "$(wl_pid cmd)"
 	wait_until 45 phase_is 2
 	knob_is sleep_millisecs 1000
