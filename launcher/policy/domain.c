@@ -6,19 +6,37 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "policy/domain.h"
 
-/* "user NAME", or "user UID" for a user the password database does not know. */
+/*
+ * "user NAME", or "user UID" for a user the password database does not
+ * know.  The agent asks this of every process a rule names, hundreds a
+ * second under load, and getpwuid_r reads /etc/passwd each time: the last
+ * users asked for are kept for a minute.
+ */
 static void user_text(uid_t uid, char *buf, size_t len)
 {
+	static struct { uid_t uid; time_t when; char text[DOMAIN_TEXT_MAX]; } seen[8];
+	static unsigned next;
 	struct passwd pw, *found = NULL;
 	char store[1024];
+	time_t now = time(NULL);
 
+	for (size_t i = 0; i < sizeof seen / sizeof seen[0]; i++)
+		if (seen[i].when && seen[i].uid == uid && now - seen[i].when < 60) {
+			snprintf(buf, len, "%s", seen[i].text);
+			return;
+		}
 	if (getpwuid_r(uid, &pw, store, sizeof store, &found) == 0 && found)
 		snprintf(buf, len, "user %s", found->pw_name);
 	else
 		snprintf(buf, len, "user %lu", (unsigned long)uid);
+	next = (next + 1) % (sizeof seen / sizeof seen[0]);
+	seen[next].uid = uid;
+	seen[next].when = now;
+	snprintf(seen[next].text, sizeof seen[next].text, "%s", buf);
 }
 
 bool domain_of_process(struct proc_facts *f, char *buf, size_t len)
