@@ -52,52 +52,39 @@ static const char *yes_no(int v)
 	return v == 1 ? "yes" : v == 0 ? "no" : "unknown";
 }
 
-static void add(char *buf, size_t len, const char *fmt, ...) FMT(3, 4);
-
-static void add(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (used < len)
-		vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 void target_result_line(const struct target_result *r, const struct target_plan *p, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (r->outcome == TARGET_ENDED && !r->tid) {
-		add(buf, len, "%d: no such process", (int)r->pid);     /* gone before it could be pinned */
+		text_appendf(buf, len, "%d: no such process", (int)r->pid);     /* gone before it could be pinned */
 		return;
 	}
 	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */
-	add(buf, len, "%d (%s): %s", (int)r->pid, printable(r->comm), target_outcome_word(r, p->disable));
+	text_appendf(buf, len, "%d (%s): %s", (int)r->pid, printable(r->comm), target_outcome_word(r, p->disable));
 	if (r->outcome == TARGET_ENDED) {
-		add(buf, len, "%s", r->tid ? " during the attach" : "");     /* it was there when the attach began */
+		text_appendf(buf, len, "%s", r->tid ? " during the attach" : "");     /* it was there when the attach began */
 		return;
 	}
 	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE) {
-		add(buf, len, ": %s", r->why);
+		text_appendf(buf, len, ": %s", r->why);
 		if (r->stops && !r->died_in_call)
-			add(buf, len, " (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
+			text_appendf(buf, len, " (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		return;
 	}
 	if (r->outcome == TARGET_DONE) {
 		if (p->process_wide)
-			add(buf, len, ", process-wide (prctl)");
+			text_appendf(buf, len, ", process-wide (prctl)");
 		else
-			add(buf, len, ", %d region%s (%s) %s", r->regions, r->regions == 1 ? "" : "s",
+			text_appendf(buf, len, ", %d region%s (%s) %s", r->regions, r->regions == 1 ? "" : "s",
 			    human_bytes((long long)r->bytes, false), p->disable ? "made unmergeable" : "advised");
 		if (p->process_wide && !p->disable && r->regions)
-			add(buf, len, ", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
+			text_appendf(buf, len, ", %d secret-like region%s (%s) kept out", r->regions, r->regions == 1 ? "" : "s",
 			    human_bytes((long long)r->bytes, false));
-		add(buf, len, "; stopped %.2f ms", r->stopped_s * 1e3);
+		text_appendf(buf, len, "; stopped %.2f ms", r->stopped_s * 1e3);
 		if (r->stops > 1)
-			add(buf, len, " in %d stops (the longest %.2f ms)", r->stops, r->longest_stop_s * 1e3);
+			text_appendf(buf, len, " in %d stops (the longest %.2f ms)", r->stops, r->longest_stop_s * 1e3);
 		if (r->restarted)
-			add(buf, len, " (its interrupted call restarted)");
+			text_appendf(buf, len, " (its interrupted call restarted)");
 	}
-	add(buf, len, "; ksm_merge_any %s, ksm_mergeable %s", yes_no(r->merge_any), yes_no(r->mergeable));
+	text_appendf(buf, len, "; ksm_merge_any %s, ksm_mergeable %s", yes_no(r->merge_any), yes_no(r->mergeable));
 }

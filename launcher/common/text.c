@@ -1,4 +1,5 @@
 /* text.c - escaping outside strings for terminals. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,4 +42,16 @@ const char *printable(const char *s)
 	static int next;
 
 	return text_escape(s ? s : "", bufs[next++ % 8], sizeof bufs[0]);
+}
+
+void text_appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
 }

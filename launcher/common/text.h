@@ -15,4 +15,7 @@
 /* S escaped for a terminal, in one of eight rotating buffers of 512 bytes, for one printf. */
 const char *printable(const char *s);
 
+/* Appends to the string in BUF (LEN bytes in all), cut at its end: a line built in parts. */
+void text_appendf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -4,7 +4,6 @@
  * check theirs: every error with its file and line on stderr, exit 1;
  * else what each rule matches and does, on stdout, exit 0.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,26 +12,13 @@
 #include "policy/check.h"
 #include "policy/policy.h"
 
-static void append(char *buf, size_t len, const char *fmt, ...) FMT(3, 4);
-
-static void append(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (used < len)
-		vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
-
 void policy_rule_matches_text(const struct policy_rule *r, char *buf, size_t len)
 {
 	const char *sep = "";
 
 	buf[0] = '\0';
 #define MATCH(cond, key, value) \
-	do { if (cond) { append(buf, len, "%s" key " %s", sep, printable(value)); sep = ", "; } } while (0)
+	do { if (cond) { text_appendf(buf, len, "%s" key " %s", sep, printable(value)); sep = ", "; } } while (0)
 	MATCH(r->cgroup, "cgroup", r->cgroup);
 	MATCH(r->unit, "unit", r->unit);
 	MATCH(r->exe, "exe", r->exe);
@@ -49,15 +35,15 @@ void policy_rule_action_text(const struct policy_rule *r, char *buf, size_t len)
 
 	snprintf(buf, len, "%s", r->action ? r->action : "?");
 #define SETTING(value, key) \
-	do { if (value) { append(buf, len, "%s" key "=%s", sep, printable(value)); sep = ", "; } } while (0)
+	do { if (value) { text_appendf(buf, len, "%s" key "=%s", sep, printable(value)); sep = ", "; } } while (0)
 	SETTING(r->allow, "allow");
 	SETTING(r->deny, "deny");
 	SETTING(r->min_size, "min-size");
 #undef SETTING
 	if (strcmp(sep, " ("))
-		append(buf, len, ")");
+		text_appendf(buf, len, ")");
 	if (r->cross_domain)
-		append(buf, len, "; across security domains");
+		text_appendf(buf, len, "; across security domains");
 }
 
 static void print_error(void *ctx, const char *file, int line, const char *message)
