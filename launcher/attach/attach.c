@@ -114,6 +114,8 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 
 static void make_plan(const struct attach_opts *o, struct target_plan *p, struct selection *sel)
 {
+	/* Every field: one not set here (the agent's still_judged) must be NULL, not the stack's. */
+	*p = (struct target_plan){ 0 };
 	p->disable = o->detach;
 	p->process_wide = config_coverage(o->lib) == COVER_PROCESS;
 	selection_of_config(sel, o->lib);

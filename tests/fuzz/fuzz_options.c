@@ -77,7 +77,7 @@ static void check_opts(const struct opts *o, char **argv, int argc, char **cmd)
 	bool rate = false;
 
 	FUZZ_CHECK(cmd >= argv + 1 && cmd <= argv + argc, "the command at argv + %td of %d", cmd - argv, argc);
-	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_DETACH, "action %d", o->action);
+	FUZZ_CHECK(o->action >= ACT_RUN && o->action <= ACT_CHECK_CONFIG, "action %d", o->action);
 	if (o->action == ACT_RUN || o->action == ACT_PROFILE)
 		FUZZ_CHECK(*cmd, "no command to run");
 	if (o->action == ACT_ESTIMATE)
