@@ -387,7 +387,8 @@ void agent_scan(struct agent *a)
 		else if (a->procs[i].rule[0])
 			a->changed = true;      /* a process a rule held has ended */
 	a->nprocs = kept;
-	qsort(a->procs, a->nprocs, sizeof *a->procs, by_pid);
+	if (a->nprocs)
+		qsort(a->procs, a->nprocs, sizeof *a->procs, by_pid);
 }
 
 void agent_stop(struct agent *a)

@@ -167,7 +167,8 @@ static int load_dropins(struct policy *p, const char *dir, policy_error_fn err, 
 		names[n++] = xstrdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof *names, by_name);
+	if (n)          /* an empty directory: no list at all, which qsort may not be given */
+		qsort(names, n, sizeof *names, by_name);
 	for (size_t i = 0; i < n; i++) {
 		int r;
 
