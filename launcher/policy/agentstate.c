@@ -77,6 +77,17 @@ void agent_publish(struct agent *a)
 	free(text);
 }
 
+/* Adds DOMAIN to the N distinct ones of DOMAINS (16 at most): --status and the metrics count alike. */
+static void domain_add(char domains[][96], int *n, const char *domain)
+{
+	int d = 0;
+
+	while (d < *n && strcmp(domains[d], domain))
+		d++;
+	if (d == *n && d < 16)
+		snprintf(domains[(*n)++], 96, "%s", domain);
+}
+
 void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out)
 {
 	char domains[16][96];
@@ -90,7 +101,6 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 		const struct agent_proc *p = &a->procs[i];
 		struct metrics_rule *r = NULL;
 		struct ksmenable_stat ks;
-		int d = 0;
 
 		for (int k = 0; k < out->n && !r; k++)
 			if (!strcmp(rules[k].name, p->rule))
@@ -102,10 +112,7 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 			r->enabled++;
 			if (ksm_proc_stat(p->pid, &ks) == 0 && ks.merging_pages > 0)
 				r->merged_pages += ks.merging_pages;
-			while (d < ndomains && strcmp(domains[d], p->domain))
-				d++;
-			if (d == ndomains && d < 16)
-				snprintf(domains[ndomains++], sizeof domains[0], "%s", p->domain);
+			domain_add(domains, &ndomains, p->domain);
 			break;
 		case AGENT_DISABLED: r->disabled++; break;
 		case AGENT_REFUSED: r->refused++; break;
@@ -155,8 +162,8 @@ struct rule_counts {
 
 /*
  * The proc lines of TEXT (from FROM on) for RULE, of processes that still
- * run: counted in *C, and with OUT the refusals and those left alone
- * printed.  DOMAINS (with NDOMAINS, at most 16) gets the domains enabled.
+ * run: counted in *C, and the refusals and those left alone printed on OUT
+ * (none when NULL).  DOMAINS (with NDOMAINS, at most 16) gets the domains enabled.
  */
 static void rule_procs(const char *from, const char *rule, struct rule_counts *c, FILE *out,
 		       char domains[][96], int *ndomains)
@@ -177,14 +184,9 @@ static void rule_procs(const char *from, const char *rule, struct rule_counts *c
 		    !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &m))
 			continue;
 		if (!strcmp(g[4], "enabled")) {
-			int d = 0;
-
 			c->enabled++;
 			c->merged += m;
-			while (d < *ndomains && strcmp(domains[d], g[5]))
-				d++;
-			if (d == *ndomains && d < 16)
-				snprintf(domains[(*ndomains)++], 96, "%s", g[5]);
+			domain_add(domains, ndomains, g[5]);
 		} else if (!strcmp(g[4], "disabled")) {
 			c->disabled++;
 		} else {
@@ -211,17 +213,23 @@ void agent_status_print(FILE *out)
 	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct rule_counts c = { 0 };
-		char dummy[16][96];
-		int nd = 0;
+		char *details = NULL;
+		size_t dlen = 0;
+		FILE *d;
 
 		if (fields(line, f, 4) != 4 || strcmp(f[0], "rule"))
 			continue;
-		rule_procs(save, f[1], &c, NULL, domains, &ndomains);
+		/* One pass over its processes: the summary first, the refusals below it. */
+		d = open_memstream(&details, &dlen);
+		rule_procs(save, f[1], &c, d, domains, &ndomains);
+		if (d)
+			fclose(d);
 		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s), %d disabled, %d refused, %d left alone\n",
 			f[1], f[2], f[3], c.enabled, human_bytes(c.merged * page, false), c.disabled, c.refused,
 			c.alone);
-		c = (struct rule_counts){ 0 };
-		rule_procs(save, f[1], &c, out, dummy, &nd);
+		if (details)
+			fputs(details, out);
+		free(details);
 	}
 	if (ndomains > 1) {
 		fprintf(out, "  warning: the memory the agent made mergeable spans %d security domains (", ndomains);
