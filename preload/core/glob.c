@@ -103,6 +103,13 @@ static const char *bracket(const char *p, int c, const char **end, int *hit)
 			continue;
 		}
 		hi = lo;
+		/*
+		 * glibc's fnmatch drops a collating symbol that a closing "-]"
+		 * follows ([[.a.]-] is only '-'), unlike a byte or [=c=] there:
+		 * refused, as below (found by tests/fuzz/fuzz_glob.c).
+		 */
+		if (start[0] == '[' && start[1] == '.' && p[0] == '-' && p[1] == ']')
+			return "a collating symbol [.c.] before a closing '-]'";
 		/* A range a-z; a '-' before the closing ']' is a member. */
 		if (p[0] == '-' && p[1] && p[1] != ']') {
 			/*

@@ -27,6 +27,9 @@ static void test_problems(void)
 		{ "[a-[=c=]]", "an equivalence class [=c=] at an end" },
 		{ "[[=a=]-c]", "an equivalence class [=c=] at an end" },
 		{ "*[l/[-[=\243=]]", "an equivalence class [=c=] at an end" },
+		/* and fnmatch drops a [.c.] before a closing "-]". */
+		{ "[[.a.]-]", "a collating symbol [.c.] before a closing '-]'" },
+		{ "*[[[=a=][./.]-]", "a collating symbol [.c.] before a closing '-]'" },
 	};
 	static const char *const good[] = {
 		"*", "?", "a*b", "[]]", "[!]]", "[\\]]", "[a-]", "[]-a]", "[[:alpha:][:digit:]_]",
