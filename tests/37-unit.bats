@@ -43,8 +43,10 @@ exposure() {
 }
 
 # Below this the unit keeps every option the daemon can live with (it
-# measured 1.3; the unit before the hardening measured 6.5).
-EXPOSURE_MAX=1.5
+# measured 1.3; the unit before the hardening measured 6.5; 2.0 since the
+# agent listens to the kernel's process events, which need netlink,
+# CAP_NET_ADMIN and the host's network namespace: +0.2, +0.1 and +0.5).
+EXPOSURE_MAX=2.1
 
 @test "the unit: systemd-analyze security rates it under $EXPOSURE_MAX, every option it lacks says why" {
 	local unit level key
@@ -54,7 +56,7 @@ EXPOSURE_MAX=1.5
 	[ -n "$level" ]
 	awk -v l="$level" -v max="$EXPOSURE_MAX" 'BEGIN { exit !(l < max) }'
 	# The options it cannot take are named in a comment with the reason.
-	for key in 'User=' 'PrivateUsers=' 'ProcSubset=' 'RootDirectory='; do
+	for key in 'User=' 'PrivateUsers=' 'ProcSubset=' 'RootDirectory=' 'PrivateNetwork='; do
 		grep -q "^#.*Not $key\|^#.*(not $key" "$UNIT_IN" || { echo "no comment on $key" >&2; return 1; }
 	done
 	# verify checks that Documentation= names a man page that man finds.
@@ -211,6 +213,8 @@ unit_allowed_syscalls() {
 	log=$(wl_err daemon)
 	wait_until 20 daemon_pid || { cat "$log"; return 1; }
 	wait_until 10 grep -q "rule nobody: $pid (attachee): enabled" "$log" || { cat "$log"; return 1; }
+	# The kernel's process events, with the unit's capabilities: their calls pass the filter too.
+	grep -q "process events: from the kernel" "$log"
 	[ "$(awk '$1 == "ksm_merge_any:" { print $2 }' "/proc/$pid/ksm_stat")" = yes ]
 	kill -TERM "$DAEMON_PID"
 	wait_workload daemon

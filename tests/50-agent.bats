@@ -55,10 +55,11 @@ policy() {
 # start_agent [OPTION]...: the daemon as the workload "daemon", in a cgroup
 # of its own as its unit would be (the agent leaves its own cgroup alone,
 # and the test's workloads are in the test's).
+# AGENT_WRAP, if set, is the command (words) that the daemon runs under.
 start_agent() {
 	make_cgroup "agent-daemon"
 	start_workload daemon -- sh -c "$IN_CGROUP" sh "$CG_DIR" sh -c 'echo READY; exec "$@"' sh \
-		"$KSM_RUN" --daemon "$@" || return 1
+		${AGENT_WRAP:-} "$KSM_RUN" --daemon "$@" || return 1
 	wait_until 5 registered "$(wl_pid daemon)" || { cat "$(wl_err daemon)" >&2; return 1; }
 }
 
@@ -92,6 +93,9 @@ exe = $(attachee)
 user = root
 action = auto"
 	start_agent --policy="$POLICY"
+	logged daemon "process events: from the kernel (proc connector)"
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"  new processes: told at once by the kernel's process events"* ]]
 	local t0 pid ms worst=0 i
 	for i in 1 2 3; do
 		t0=$(date +%s%N)
@@ -103,6 +107,28 @@ action = auto"
 		((ms > worst)) && worst=$ms
 	done
 	[ "$worst" -lt 2000 ] || { echo "the slowest took $worst ms" >&2; return 1; }
+}
+
+@test "without the kernel's process events (a network namespace of its own), new processes are found by a scan, within 2 s; the log and --status say why" {
+	requires cmd:unshare
+	policy "[rule test]
+exe = $(attachee)
+user = root
+action = auto"
+	# PrivateNetwork= gives a daemon such a namespace: the kernel has no connector there.
+	AGENT_WRAP="unshare --net --" start_agent --policy="$POLICY"
+	logged daemon "process events: not available ("
+	logged daemon "new processes are found by a scan of /proc every second"
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"  new processes: found by a scan of /proc every second (no process events: "* ]]
+	local t0 pid ms
+	t0=$(date +%s%N)
+	start_workload new -- "$(attachee)" sleep 30
+	pid=$(wl_pid new)
+	wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "# by the scan: enabled $ms ms after its start" >&3
+	[ "$ms" -lt 2000 ]
 }
 
 @test "rules by user, cgroup and unit: each names its processes and no other" {
@@ -321,7 +347,7 @@ action = auto"
 	wait_until 5 logged daemon "refused: it would share merged pages" || { cat "$(wl_err daemon)"; return 1; }
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"Policy (the agent of ksm-run --daemon; what each rule holds now):"* ]]
-	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*"), 0 disabled, 1 refused, 0 left alone"* ]]
+	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*"), 0 disabled, 1 refused, 0 left alone"* ]] || { echo "$output"; cat "$(wl_err daemon)"; return 1; }
 	# Which one was refused depends on the order /proc lists them in.
 	[[ $output == *"    "[0-9]*": refused: it would share merged pages with another security domain"* ]]
 	[[ $output == *"  security domain of the memory the agent made mergeable: pod "* ]]

@@ -34,6 +34,12 @@
 /* The defaults of --max-cpu and --min-profit (tune.h has the others). */
 #define DEFAULT_MAX_CPU_PCT 50.0
 #define DEFAULT_MIN_PROFIT (16UL << 20)
+/*
+ * How often the agent reads the kernel's process events: a fork and its
+ * exec mostly come in one batch, so that a new process is judged once, by
+ * the program it runs, a tenth of a second after its start at most.
+ */
+#define EVENT_WAIT_S 0.1
 
 static bool journal;
 
@@ -175,6 +181,7 @@ int daemon_main(const struct daemon_opts *o)
 	struct sys_sample first, last;
 	struct knob_set all;
 	sigset_t stops, ending;
+	double next_tick;
 	int sig;
 
 	journal = stderr_is_journal();
@@ -204,8 +211,14 @@ int daemon_main(const struct daemon_opts *o)
 	write_metrics(o, &h, &last, &agent);
 	agent_scan(&agent);
 	agent_publish(&agent);
+	next_tick = now_s() + 1;
 	for (;;) {
-		sig = stop_signals_wait(&stops, 1.0);
+		/* A tick a second; between ticks, the process events every EVENT_WAIT_S. */
+		double left = next_tick - now_s();
+
+		if (left < 0)
+			left = 0;
+		sig = stop_signals_wait(&stops, agent_listening(&agent) && left > EVENT_WAIT_S ? EVENT_WAIT_S : left);
 		if (sig == SIGHUP) {
 			log_standing(&h, &last);
 			agent_reload(&agent);
@@ -215,10 +228,14 @@ int daemon_main(const struct daemon_opts *o)
 		}
 		if (sig > 0)
 			break;
+		agent_events(&agent);
+		if (now_s() < next_tick)
+			continue;
+		next_tick = now_s() + 1;
 		counters_sample(&last, h.ksmd);
 		host_tuner_tick(&h, &first, &last);
 		write_metrics(o, &h, &last, &agent);
-		agent_scan(&agent);
+		agent_tick(&agent);
 		agent_publish(&agent);
 	}
 	agent_unpublish();

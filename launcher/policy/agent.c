@@ -1,9 +1,12 @@
 /*
  * agent.c: the policy applied to the machine's processes.
  *
- * Once a second the agent lists /proc and reads each process's stat: a
- * process it has not judged (a new PID, a PID reused: another start time,
- * or an exec: its code and stack moved) is judged now.  Its facts are
+ * The kernel's process events (procevents.h) name each process that
+ * starts, execs or changes its ids, and the agent reads those alone; where
+ * it has no events, and every AGENT_CHECK_SCAN_S for what they may miss,
+ * it lists /proc and reads each process's stat.  A process it has not
+ * judged (a new PID, a PID reused: another start time, or an exec: its
+ * code and stack moved, or its event) is judged now.  Its facts are
  * read (facts.h), the first rule that matches decides (match.h), and the
  * rule's action is applied from outside with target_apply, which pins the
  * process and checks at every stop that it is still what was judged.  A
@@ -15,6 +18,7 @@
  * pattern (match.h).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -37,6 +41,7 @@
 #include "policy/domain.h"
 #include "policy/facts.h"
 #include "policy/match.h"
+#include "policy/procevents.h"
 #include "selection.h"
 
 static void logf_(const struct agent *a, const char *fmt, ...) FMT(2, 3);
@@ -78,12 +83,40 @@ static int read_policy(struct agent *a, struct policy *p)
 	return 0;
 }
 
+/*
+ * With a policy, the kernel's process events tell the agent of new and
+ * exec'd processes at once; without it, nothing is listened to (every
+ * fork of the machine would be sent).  Where they cannot be had, /proc
+ * is scanned every second instead, and the log says why.
+ */
+static void listen_while_active(struct agent *a)
+{
+	if (a->active && a->events < 0) {
+		if ((a->events = procevents_open()) >= 0)
+			logf_(a, "process events: from the kernel (proc connector): a new or exec'd process is "
+			      "judged at once, and /proc scanned every %d s for what they might miss",
+			      AGENT_CHECK_SCAN_S);
+		else {
+			snprintf(a->events_why, sizeof a->events_why, "%s%s", strerror(errno),
+				 errno == EPERM || errno == ETIMEDOUT || errno == EPROTONOSUPPORT ?
+				 "; they need CAP_NET_ADMIN in the host's namespaces" : "");
+			logf_(a, "process events: not available (%s): new processes are found by a scan of "
+			      "/proc every second", a->events_why);
+		}
+		a->changed = true;
+	} else if (!a->active && a->events >= 0) {
+		procevents_close(a->events);
+		a->events = -1;
+	}
+}
+
 int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops)
 {
 	char text[8192];
 	int r;
 
 	memset(a, 0, sizeof *a);
+	a->events = -1;
 	a->file = file ? file : POLICY_DEFAULT_FILE;
 	a->log = log;
 	a->stops = stops;
@@ -101,11 +134,12 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 		a->own_cgroup_known = true;
 	if (a->active)
 		logf_(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
-		      "those that start later within a second", printable(a->file), a->policy.n,
+		      "and so is each that starts later", printable(a->file), a->policy.n,
 		      a->policy.n == 1 ? "" : "s");
 	else
 		logf_(a, "no policy (%s does not exist): KSM is enabled in no process by the agent",
 		      printable(a->file));
+	listen_while_active(a);
 	return 0;
 }
 
@@ -122,6 +156,7 @@ void agent_reload(struct agent *a)
 		a->changed = true;
 		logf_(a, "policy %s: no such file any more: the agent enables KSM in no new process "
 		      "(those it enabled keep it)", printable(a->file));
+		listen_while_active(a);
 		return;
 	}
 	if (r < 0) {
@@ -141,6 +176,7 @@ void agent_reload(struct agent *a)
 		a->procs[i].stale = true;
 	a->changed = true;
 	logf_(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
+	listen_while_active(a);
 }
 
 /* The plan for rule R: enable as it says, or (off) take out whatever KSM is in the process. */
@@ -341,46 +377,44 @@ static int by_pid(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-void agent_scan(struct agent *a)
+/*
+ * Looks at process PID: judges it when it is not judged yet (new, a PID
+ * reused, or an exec since), else marks its record seen.  A new record is
+ * appended past the first KNOWN (sorted) ones.  False when the agent is
+ * stopping: the rest waits.
+ */
+static bool visit(struct agent *a, size_t known, pid_t pid)
 {
-	size_t known, kept = 0;
-	struct dirent *e;
-	DIR *d;
+	struct proc_stat st;
+	struct agent_proc *p = find(a, known, pid);
 
-	if (!a->active || !(d = opendir("/proc")))
-		return;
-	for (size_t i = 0; i < a->nprocs; i++)
-		a->procs[i].seen = false;
-	known = a->nprocs;
-	while ((e = readdir(d))) {
-		struct proc_stat st;
-		struct agent_proc *p;
-		long long pid;
-
-		if (parse_ll(e->d_name, 1, INT_MAX, &pid) || pid == getpid() || proc_stat_read((pid_t)pid, &st) ||
-		    (st.flags & PROC_PF_KTHREAD))
-			continue;
-		p = find(a, known, (pid_t)pid);
-		if (p && !p->stale && p->start == st.starttime && p->start_code == st.start_code &&
-		    p->start_stack == st.start_stack) {
-			p->seen = true;
-			continue;
-		}
-		if (stop_signal_pending(a->stops))
-			break;          /* stopping: the rest waits */
-		if (!p) {
-			a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
-			p = &a->procs[a->nprocs++];
-		}
-		*p = (struct agent_proc){ .pid = (pid_t)pid, .start = st.starttime, .start_code = st.start_code,
-					  .start_stack = st.start_stack, .seen = true };
-		if (!judge(a, (pid_t)pid, st.comm, p)) {
-			p->seen = false;        /* judged again next time */
-			break;
-		}
+	if (pid == getpid() || proc_stat_read(pid, &st) || (st.flags & PROC_PF_KTHREAD))
+		return true;    /* ours, ended (its record is not seen: forgotten), or a kernel thread */
+	if (p && !p->stale && p->start == st.starttime && p->start_code == st.start_code &&
+	    p->start_stack == st.start_stack) {
+		p->seen = true;
+		return true;
 	}
-	closedir(d);
-	/* The ended are forgotten; the new join the sorted part. */
+	if (stop_signal_pending(a->stops))
+		return false;
+	if (!p) {
+		a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
+		p = &a->procs[a->nprocs++];
+	}
+	*p = (struct agent_proc){ .pid = pid, .start = st.starttime, .start_code = st.start_code,
+				  .start_stack = st.start_stack, .seen = true };
+	if (!judge(a, pid, st.comm, p)) {
+		p->seen = false;        /* judged again next time */
+		return false;
+	}
+	return true;
+}
+
+/* The records not seen are forgotten; the new join the sorted part.  After it every record is seen. */
+static void forget_unseen(struct agent *a)
+{
+	size_t kept = 0;
+
 	for (size_t i = 0; i < a->nprocs; i++)
 		if (a->procs[i].seen)
 			a->procs[kept++] = a->procs[i];
@@ -391,8 +425,109 @@ void agent_scan(struct agent *a)
 		qsort(a->procs, a->nprocs, sizeof *a->procs, by_pid);
 }
 
+void agent_scan(struct agent *a)
+{
+	struct dirent *e;
+	size_t known;
+	DIR *d;
+
+	if (!a->active || !(d = opendir("/proc")))
+		return;
+	for (size_t i = 0; i < a->nprocs; i++)
+		a->procs[i].seen = false;
+	known = a->nprocs;
+	while ((e = readdir(d))) {
+		long long pid;
+
+		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
+			continue;
+		if (!visit(a, known, (pid_t)pid))
+			break;
+	}
+	closedir(d);
+	forget_unseen(a);
+	a->events_lost = false;
+	a->last_scan = now_s();
+}
+
+/* Each pid once, in order: a process looked at once per batch of events. */
+static int by_value(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+void agent_events(struct agent *a)
+{
+	struct procevent ev[512];
+	pid_t *look = NULL;
+	size_t nlook = 0, cap = 0, known = a->nprocs;
+	int n;
+
+	if (a->events < 0 || !a->active)
+		return;
+	/* Every record is seen here; an exit unsees it, a look decides again. */
+	while ((n = procevents_read(a->events, ev, sizeof ev / sizeof ev[0])) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct agent_proc *p = find(a, known, ev[i].pid);
+
+			if (ev[i].kind == PROCEVENT_EXIT) {
+				if (p)
+					p->seen = false;
+				continue;
+			}
+			/* An exec (the prctl is kept or lost by the kernel) or new ids: judged again. */
+			if (p && ev[i].kind != PROCEVENT_NEW)
+				p->stale = true;
+			look = xgrow(look, &cap, nlook + 1, sizeof *look);
+			look[nlook++] = ev[i].pid;
+		}
+		if ((size_t)n < sizeof ev / sizeof ev[0])
+			break;
+	}
+	if (n < 0 && errno == ENOBUFS) {
+		a->events_lost = true;          /* the next tick scans /proc */
+	} else if (n < 0) {
+		snprintf(a->events_why, sizeof a->events_why, "%s", strerror(errno));
+		logf_(a, "process events: %s; new processes are found by a scan of /proc every second from now",
+		      a->events_why);
+		procevents_close(a->events);
+		a->events = -1;
+		a->changed = true;
+	}
+	if (nlook)
+		qsort(look, nlook, sizeof *look, by_value);
+	for (size_t i = 0; i < nlook; i++) {
+		struct agent_proc *p;
+
+		if (i && look[i] == look[i - 1])
+			continue;
+		if ((p = find(a, known, look[i])))
+			p->seen = false;        /* seen again if it still lives */
+		if (!visit(a, known, look[i]))
+			break;
+	}
+	free(look);
+	forget_unseen(a);
+}
+
+void agent_tick(struct agent *a)
+{
+	if (!a->active)
+		return;
+	if (a->events < 0 || a->events_lost || now_s() - a->last_scan >= AGENT_CHECK_SCAN_S)
+		agent_scan(a);
+}
+
+bool agent_listening(const struct agent *a)
+{
+	return a->active && a->events >= 0;
+}
+
 void agent_stop(struct agent *a)
 {
+	procevents_close(a->events);
 	policy_free(&a->policy);
 	free(a->procs);
 	memset(a, 0, sizeof *a);

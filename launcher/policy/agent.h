@@ -37,6 +37,10 @@ struct agent {
 	size_t nprocs, cap;
 	char own_cgroup[4096];          /* the daemon's, left alone unless a rule names it */
 	bool own_cgroup_known;
+	int events;                     /* the kernel's process events (procevents.h), or -1 */
+	bool events_lost;               /* some were dropped: /proc is to be scanned */
+	char events_why[128];           /* why there are none (events < 0 with a policy) */
+	double last_scan;               /* of /proc, now_s() */
 	const sigset_t *stops;          /* pending, they end an attach between stops */
 	void (*log)(const char *line);
 	/* How many processes each outcome had, since the start. */
@@ -59,12 +63,30 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
  */
 void agent_reload(struct agent *a);
 
+/* With process events, /proc is still scanned this often, for what they might miss (seconds). */
+#define AGENT_CHECK_SCAN_S 30
+
 /*
- * Judges every process not judged yet (new ones, and those that exec'd
- * since), and applies the rule that matches: once a second, so that a new
- * process is enabled within about a second of its start.
+ * Judges every process of /proc not judged yet (new ones, and those that
+ * exec'd since), and applies the rule that matches.
  */
 void agent_scan(struct agent *a);
+
+/*
+ * The process events that wait (none without a policy): the processes
+ * they name are judged now.  Called often (every 100 ms) while
+ * agent_listening().
+ */
+void agent_events(struct agent *a);
+
+/* Is the agent told of new processes by the kernel?  Else it scans /proc at each tick. */
+bool agent_listening(const struct agent *a);
+
+/*
+ * Each second: /proc scanned when the agent has no process events, when
+ * some were lost, and every AGENT_CHECK_SCAN_S.
+ */
+void agent_tick(struct agent *a);
 
 void agent_stop(struct agent *a);
 

@@ -4,6 +4,7 @@
  * (statefile.h: root's, 0600, replaced whole), one tab-separated line
  * each, every text escaped (text.h: no tab or newline survives):
  *
+ *   watch events|scan WHY          (how new processes are found)
  *   rule NAME MATCHES ACTION
  *   proc PID START RULE RESULT DOMAIN WHY
  *
@@ -53,6 +54,11 @@ void agent_publish(struct agent *a)
 	if (!a->changed)
 		return;
 	a->changed = false;
+	if (a->active) {
+		snprintf(line, sizeof line, "watch\t%s\t%s", a->events >= 0 ? "events" : "scan",
+			 a->events >= 0 ? "-" : printable(a->events_why));
+		add_line(&text, &len, &cap, line);
+	}
 	for (int i = 0; a->active && i < a->policy.n; i++) {
 		policy_rule_matches_text(&a->policy.rules[i], matches, sizeof matches);
 		policy_rule_action_text(&a->policy.rules[i], action, sizeof action);
@@ -213,11 +219,20 @@ void agent_status_print(FILE *out)
 	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct rule_counts c = { 0 };
+		int nf = fields(line, f, 4);
 		char *details = NULL;
 		size_t dlen = 0;
 		FILE *d;
 
-		if (fields(line, f, 4) != 4 || strcmp(f[0], "rule"))
+		if (nf == 3 && !strcmp(f[0], "watch")) {
+			if (!strcmp(f[1], "events"))
+				fprintf(out, "  new processes: told at once by the kernel's process events\n");
+			else
+				fprintf(out, "  new processes: found by a scan of /proc every second (no process "
+					"events: %s)\n", f[2]);
+			continue;
+		}
+		if (nf != 4 || strcmp(f[0], "rule"))
 			continue;
 		/* One pass over its processes: the summary first, the refusals below it. */
 		d = open_memstream(&details, &dlen);
