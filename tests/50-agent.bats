@@ -173,6 +173,31 @@ cross-domain = yes"
 	[ "$(wl_status mine)" = 0 ]
 }
 
+@test "a process that leaves the rule's cgroup between its judgement and the stop is left alone; one that stays is enabled" {
+	make_cgroup "agent/web.service"
+	local web=$CG_DIR pid stays
+	make_cgroup "agent/elsewhere"
+	local elsewhere=$CG_DIR
+	policy "[rule web]
+unit = web.service
+user = root
+action = auto"
+	# The test's window: the agent waits 2 s between a judgement and its attach.
+	AGENT_WRAP="env KSM_RUN_TEST_AGENT_PAUSE_MS=2000" start_agent --policy="$POLICY"
+	start_workload moved -- sh -c "$IN_CGROUP" sh "$web" "$(attachee)" sleep 30
+	pid=$(wl_pid moved)
+	wait_until 5 logged daemon "test: $pid judged; attached in 2000 ms" || { cat "$(wl_err daemon)"; return 1; }
+	echo "$pid" >"$elsewhere/cgroup.procs"
+	wait_until 5 logged daemon "rule web: $pid (attachee): refused: it is no longer what rule web matched" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	ksm_off "$pid"
+	# The control: the same, left where it is, is enabled.
+	start_workload stays -- sh -c "$IN_CGROUP" sh "$web" "$(attachee)" sleep 30
+	stays=$(wl_pid stays)
+	wait_until 8 ksm_on "$stays" || { cat "$(wl_err daemon)"; return 1; }
+	ksm_off "$pid"
+}
+
 @test "action = off takes KSM out of a process that has it, and leaves one without it untouched" {
 	start_workload on -- "$(attachee)" sleep 10
 	start_workload plain -- "$(attachee)" --name=plain sleep 30
@@ -358,6 +383,8 @@ action = auto"
 	sleep 1.2
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"-> auto; across security domains: 2 enabled"* ]]
+	logged daemon "rule root: warning: the memory the agent made mergeable spans security domains now: pod "
+	logged daemon "as cross-domain = yes accepts; a merged page is a timing side channel between their processes"
 	[[ $output == *"warning: the memory the agent made mergeable spans 2 security domains (pod "*", pod "*"): a merged page is a timing side channel between its holders"* ]]
 	# The daemon gone, the file goes with it.
 	stop_daemon daemon

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/target.h"
@@ -216,17 +217,6 @@ static bool already_merge_any(const struct target_plan *plan, pid_t pid)
 	return plan->process_wide && !plan->disable && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
 }
 
-/* Is the process one the agent leaves alone unless R names it by itself? */
-static const char *guarded(const struct agent *a, const struct policy_rule *r, struct proc_facts *f)
-{
-	if (f->pid == 1 && !policy_rule_names_cgroup(r, f) && !policy_rule_names_exe(r, f))
-		return "PID 1, which a rule names only by its cgroup, unit or program written out";
-	if (a->own_cgroup_known && proc_facts_cgroup(f) && !strcmp(f->cgroup, a->own_cgroup) &&
-	    !policy_rule_names_cgroup(r, f))
-		return "in the agent's own cgroup, which a rule names only by that cgroup or unit written out";
-	return NULL;
-}
-
 /* The rule that decided, and the agent: what a stop looks at again. */
 struct judged {
 	const struct agent *a;
@@ -257,6 +247,33 @@ static const struct agent_proc *enabled_elsewhere(const struct agent *a, const c
 	return NULL;
 }
 
+/* Has the agent enabled a process in DOMAIN? */
+static bool enabled_in(const struct agent *a, const char *domain)
+{
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (a->procs[i].enabled && !strcmp(a->procs[i].domain, domain))
+			return true;
+	return false;
+}
+
+/*
+ * P, just enabled by rule R, is the first of its domain while another
+ * domain has some (R accepts that, or it would have been refused): the
+ * log says so once per domain, as --status and the metrics do.
+ */
+static void say_domain_joins(const struct agent *a, const struct policy_rule *r, const struct agent_proc *p,
+			     bool first_of_domain)
+{
+	const struct agent_proc *o;
+
+	if (!first_of_domain || !(o = enabled_elsewhere(a, p->domain)))
+		return;
+	logf_(a, "rule %s: warning: the memory the agent made mergeable spans security domains now: %s "
+	      "(process %d) and %s (process %d) at least, as cross-domain = yes accepts; a merged page is a "
+	      "timing side channel between their processes", r->name, printable(p->domain), (int)p->pid,
+	      printable(o->domain), (int)o->pid);
+}
+
 /*
  * Would enabling the process of F by rule R merge across security domains
  * without R accepting it?  Then why, in WHY.  *P gets F's domain.
@@ -281,6 +298,30 @@ static bool mixes_domains(const struct agent *a, const struct policy_rule *r, st
 	return true;
 }
 
+/* Is the process of record P still running, the same one? */
+static bool still_runs(const struct agent_proc *p)
+{
+	struct proc_stat st;
+
+	return proc_stat_read(p->pid, &st) == 0 && st.starttime == p->start && !(st.state == 'Z' || st.state == 'X');
+}
+
+/*
+ * The test suite's window between a judgement and the attach
+ * (KSM_RUN_TEST_AGENT_PAUSE_MS, ignored when setuid), in which it moves
+ * the judged process elsewhere: the stops must see it.
+ */
+static void test_pause(const struct agent *a, pid_t pid)
+{
+	const char *v = secure_getenv("KSM_RUN_TEST_AGENT_PAUSE_MS");
+	long long ms;
+
+	if (!v || parse_ll(v, 1, 60000, &ms))
+		return;
+	logf_(a, "test: %d judged; attached in %lld ms", (int)pid, ms);
+	nanosleep(&(struct timespec){ (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L }, NULL);
+}
+
 /*
  * Judges process PID (named COMM) into its record *P; false when it is to
  * be judged again (the agent was stopping).
@@ -295,30 +336,36 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	const char *why;
 	char line[1024];
 	sigset_t all, old;
+	bool first_of_domain;
 
 	proc_facts_init(pid, &f);
 	if (!(r = policy_match(&a->policy, &f)))
 		return true;
 	a->changed = true;
 	snprintf(p->rule, sizeof p->rule, "%s", r->name);
-	if ((why = guarded(a, r, &f))) {
+	if ((why = policy_rule_guard(r, &f, a->own_cgroup_known ? a->own_cgroup : NULL))) {
 		p->result = AGENT_LEFT_ALONE;
 		snprintf(p->why, sizeof p->why, "%s", why);
 		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
 		return true;
 	}
 	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
+		if (!still_runs(p))
+			return true;    /* its cgroup or user went with it: ended, not refused */
 		a->refused++;
 		p->result = AGENT_REFUSED;
 		logf_(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), p->why);
 		return true;
 	}
 	make_plan(a, r, pid, &plan, &sel);
+	first_of_domain = !enabled_in(a, p->domain);
 	if (already_merge_any(&plan, pid)) {
 		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
 		p->result = AGENT_ENABLED;
+		say_domain_joins(a, r, p, first_of_domain);
 		return true;
 	}
+	test_pause(a, pid);
 	plan.still_judged = still_the_rules;
 	plan.judged_ctx = &(struct judged){ a, r, "" };
 	memset(&res, 0, sizeof res);
@@ -349,6 +396,8 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	}
 	target_result_line(&res, &plan, line, sizeof line);
 	logf_(a, "rule %s: %s", r->name, line);
+	if (p->enabled)
+		say_domain_joins(a, r, p, first_of_domain);
 	return true;
 }
 

@@ -66,3 +66,12 @@ bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f)
 {
 	return r->exe && literal(r->exe) && proc_facts_exe(f) && !strcmp(r->exe, f->exe);
 }
+
+const char *policy_rule_guard(const struct policy_rule *r, struct proc_facts *f, const char *own_cgroup)
+{
+	if (f->pid == 1 && !policy_rule_names_cgroup(r, f) && !policy_rule_names_exe(r, f))
+		return "PID 1, which a rule names only by its cgroup, unit or program written out";
+	if (own_cgroup && proc_facts_cgroup(f) && !strcmp(f->cgroup, own_cgroup) && !policy_rule_names_cgroup(r, f))
+		return "in the agent's own cgroup, which a rule names only by that cgroup or unit written out";
+	return NULL;
+}

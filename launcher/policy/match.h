@@ -25,4 +25,11 @@ const struct policy_rule *policy_match(const struct policy *p, struct proc_facts
 bool policy_rule_names_cgroup(const struct policy_rule *r, struct proc_facts *f);
 bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f);
 
+/*
+ * Is F's process one the agent leaves alone although R matches it (PID 1,
+ * or in OWN_CGROUP, the agent's: NULL for none), as R does not name it by
+ * itself?  Why, or NULL.
+ */
+const char *policy_rule_guard(const struct policy_rule *r, struct proc_facts *f, const char *own_cgroup);
+
 #endif

@@ -134,4 +134,32 @@ static void test_named_by_itself(void)
 	policy_free(&p);
 }
 
-UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_named_by_itself))
+/* PID 1 and the agent's own cgroup: left alone by a rule that names them by a pattern only. */
+static void test_guards(void)
+{
+	struct policy p = parse_policy(
+		"[rule by-pattern]\ncgroup = /*\naction = off\n"
+		"[rule by-cgroup]\ncgroup = /init.scope\naction = off\n"
+		"[rule by-exe]\nexe = /sbin/init\naction = off\n"
+		"[rule by-unit]\nunit = ksmenable.service\naction = off\n");
+	const char *own = "/system.slice/ksmenable.service";
+	struct proc_facts init = facts("/init.scope", "/sbin/init", 0), mate = facts(own, "/usr/bin/x", 0);
+	struct proc_facts other = facts("/init.scope", "/sbin/init", 0);
+	const char *why;
+
+	init.pid = 1;
+	CHECK((why = policy_rule_guard(&p.rules[0], &init, own)) && strstr(why, "PID 1"));
+	CHECK(policy_rule_guard(&p.rules[1], &init, own) == NULL);
+	CHECK(policy_rule_guard(&p.rules[2], &init, own) == NULL);
+	/* Another PID with the same facts is no guard's. */
+	CHECK(policy_rule_guard(&p.rules[0], &other, own) == NULL);
+	CHECK((why = policy_rule_guard(&p.rules[0], &mate, own)) && strstr(why, "own cgroup"));
+	CHECK((why = policy_rule_guard(&p.rules[2], &mate, own)) && strstr(why, "own cgroup"));
+	CHECK(policy_rule_guard(&p.rules[3], &mate, own) == NULL);
+	/* Where the agent's cgroup is not known (v1's root), no cgroup is its. */
+	CHECK(policy_rule_guard(&p.rules[0], &mate, NULL) == NULL);
+	policy_free(&p);
+}
+
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_named_by_itself),
+	  UNIT_TEST(test_guards))
