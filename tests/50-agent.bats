@@ -356,7 +356,8 @@ action = auto"
 	wait_until 5 ksm_on "$(wl_pid b)"
 }
 
-@test "--status: each rule, what it holds now, the refusals with their reason, and the security domains" {
+@test "--status (and --json): each rule, what it holds now, the refusals with their reason, and the security domains" {
+	requires cmd:jq
 	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
 	make_cgroup "k8s/kubepods/besteffort/pod$uid_a/$(printf '1%.0s' {1..64})"
 	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" --dup=8 sleep 30
@@ -368,8 +369,17 @@ exe = $(attachee)
 action = auto"
 	run "$KSM_RUN" --status
 	[[ $output != *"Policy ("* ]]          # no agent: nothing said
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq '.policy' <<<"$output")" = null ]
 	start_agent --policy="$POLICY"
 	wait_until 5 logged daemon "refused: it would share merged pages" || { cat "$(wl_err daemon)"; return 1; }
+	# The same in the JSON.
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r '.policy.new_processes' <<<"$output")" = events ]
+	[ "$(jq -r '.policy.rules[] | select(.name == "root") | "\(.enabled) \(.disabled) \(.refused) \(.left_alone)"' <<<"$output")" = "1 0 1 0" ]
+	[[ $(jq -r '.policy.rules[0].processes[] | select(.result == "refused") | .why' <<<"$output") == "it would share merged pages with another security domain"* ]]
+	[[ $(jq -r '.policy.rules[0].processes[] | select(.result == "enabled") | .domain' <<<"$output") == "pod "* ]]
+	[ "$(jq '.policy.security_domains | length' <<<"$output")" = 1 ]
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"Policy (the agent of ksm-run --daemon; what each rule holds now):"* ]]
 	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*"), 0 disabled, 1 refused, 0 left alone"* ]] || { echo "$output"; cat "$(wl_err daemon)"; return 1; }
@@ -415,8 +425,8 @@ action = auto"
 	ksm_on "$(wl_pid a)"
 }
 
-@test "the metrics: each rule's processes and merged memory, the domains, and the pod of a cgroup; promtool finds nothing to say" {
-	requires cmd:promtool
+@test "the metrics: each rule's processes and merged memory, the domains, and the pod of a cgroup (in --status too); promtool finds nothing to say" {
+	requires cmd:promtool cmd:jq
 	local uid=3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab id prom=$BATS_TEST_TMPDIR/ksmenable.prom out
 	id=$(printf 'ab%.0s' {1..32})
 	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice/cri-containerd-$id.scope"
@@ -433,6 +443,11 @@ action = auto"
 	wait_until 20 awk '$1 == "ksmenable_rule_merged_bytes{rule=\"pod\"}" && $2 > 8388608 { ok = 1 } END { exit !ok }' "$prom" ||
 		{ grep rule_merged "$prom"; return 1; }
 	grep -q "^ksmenable_cgroup_merged_bytes{cgroup=\"[^\"]*cri-containerd-$id.scope\",container_id=\"$id\",pod_uid=\"$uid\"} " "$prom"
+	# --status names them too, below the cgroup's row and in the JSON.
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"    kubernetes pod $uid, container ${id:0:12}"* ]] || { echo "$output"; return 1; }
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r --arg id "$id" '.groups[] | select(.container_id == $id) | .pod_uid' <<<"$output")" = "$uid" ]
 	out=$(promtool check metrics <"$prom" 2>&1) || { echo "promtool: $out" >&2; return 1; }
 	[ -z "$out" ]
 }

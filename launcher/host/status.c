@@ -31,7 +31,7 @@
 #include "host/topprocs.h"
 #include "kernel_abi.h"
 #include "maps.h"
-#include "policy/agentstate.h"
+#include "policy/agentview.h"
 #include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
@@ -332,6 +332,7 @@ static void status_json(void)
 	else
 		groups_json(&w, "groups", &gs);
 	groups_free(&gs);
+	agent_status_json(&w);
 	jw_finish(&w);
 }
 

@@ -8,26 +8,20 @@
  *   rule NAME MATCHES ACTION
  *   proc PID START RULE RESULT DOMAIN WHY
  *
- * --status reads it back, keeps the processes that still run (the same
- * start time), and adds what each has merged now.
+ * --status reads it back (agentview.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "common/human.h"
 #include "common/ksmproc.h"
 #include "common/msg.h"
-#include "common/procfs.h"
 #include "common/text.h"
 #include "host/metrics.h"
 #include "host/statefile.h"
 #include "policy/agent.h"
 #include "policy/agentstate.h"
-
-#define AGENT_FILE "agent"
-#define AGENT_TEXT_MAX (1 << 20)
 
 static const char *const result_words[] = {
 	[AGENT_NONE] = "none", [AGENT_ENABLED] = "enabled", [AGENT_REFUSED] = "refused",
@@ -83,8 +77,7 @@ void agent_publish(struct agent *a)
 	free(text);
 }
 
-/* Adds DOMAIN to the N distinct ones of DOMAINS (16 at most): --status and the metrics count alike. */
-static void domain_add(char domains[][96], int *n, const char *domain)
+void agent_domain_add(char domains[][96], int *n, const char *domain)
 {
 	int d = 0;
 
@@ -118,7 +111,7 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 			r->enabled++;
 			if (ksm_proc_stat(p->pid, &ks) == 0 && ks.merging_pages > 0)
 				r->merged_pages += ks.merging_pages;
-			domain_add(domains, &ndomains, p->domain);
+			agent_domain_add(domains, &ndomains, p->domain);
 			break;
 		case AGENT_DISABLED: r->disabled++; break;
 		case AGENT_REFUSED: r->refused++; break;
@@ -132,126 +125,4 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 void agent_unpublish(void)
 {
 	unlink(STATE_DIR "/" AGENT_FILE);
-}
-
-/* Does PID still run with START?  Then its merged pages in *MERGED (0 unknown). */
-static bool still_runs(long pid, unsigned long long start, long long *merged)
-{
-	struct ksmenable_stat ks;
-	struct proc_stat st;
-
-	*merged = 0;
-	if (proc_stat_read((pid_t)pid, &st) || st.starttime != start)
-		return false;
-	if (ksm_proc_stat((pid_t)pid, &ks) == 0 && ks.merging_pages > 0)
-		*merged = ks.merging_pages;
-	return true;
-}
-
-/* Splits LINE at tabs into at most N fields; how many. */
-static int fields(char *line, char **f, int n)
-{
-	int k = 0;
-
-	for (char *s = line; k < n && s; k++) {
-		f[k] = s;
-		if ((s = strchr(s, '\t')))
-			*s++ = '\0';
-	}
-	return k;
-}
-
-struct rule_counts {
-	int enabled, disabled, refused, alone;
-	long long merged;               /* pages */
-};
-
-/*
- * The proc lines of TEXT (from FROM on) for RULE, of processes that still
- * run: counted in *C, and the refusals and those left alone printed on OUT
- * (none when NULL).  DOMAINS (with NDOMAINS, at most 16) gets the domains enabled.
- */
-static void rule_procs(const char *from, const char *rule, struct rule_counts *c, FILE *out,
-		       char domains[][96], int *ndomains)
-{
-	char copy[4096], *g[7];
-	long long m;
-
-	for (const char *p = from, *rest; p && *p; p = rest) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		rest = nl ? nl + 1 : NULL;
-		if (len >= sizeof copy)
-			continue;
-		memcpy(copy, p, len);
-		copy[len] = '\0';
-		if (fields(copy, g, 7) != 7 || strcmp(g[0], "proc") || strcmp(g[3], rule) ||
-		    !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &m))
-			continue;
-		if (!strcmp(g[4], "enabled")) {
-			c->enabled++;
-			c->merged += m;
-			domain_add(domains, ndomains, g[5]);
-		} else if (!strcmp(g[4], "disabled")) {
-			c->disabled++;
-		} else {
-			if (!strcmp(g[4], "refused"))
-				c->refused++;
-			else
-				c->alone++;
-			if (out)
-				fprintf(out, "    %s: %s: %s\n", g[1], g[4], g[6]);
-		}
-	}
-}
-
-void agent_status_print(FILE *out)
-{
-	static char text[AGENT_TEXT_MAX];
-	char *save = NULL, *f[4], domains[16][96];
-	long n = statefile_read(STATE_DIR, AGENT_FILE, text, sizeof text);
-	long page = sysconf(_SC_PAGESIZE);
-	int ndomains = 0;
-
-	if (n < 0)
-		return;         /* no agent, or no policy: nothing to say */
-	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		struct rule_counts c = { 0 };
-		int nf = fields(line, f, 4);
-		char *details = NULL;
-		size_t dlen = 0;
-		FILE *d;
-
-		if (nf == 3 && !strcmp(f[0], "watch")) {
-			if (!strcmp(f[1], "events"))
-				fprintf(out, "  new processes: told at once by the kernel's process events\n");
-			else
-				fprintf(out, "  new processes: found by a scan of /proc every second (no process "
-					"events: %s)\n", f[2]);
-			continue;
-		}
-		if (nf != 4 || strcmp(f[0], "rule"))
-			continue;
-		/* One pass over its processes: the summary first, the refusals below it. */
-		d = open_memstream(&details, &dlen);
-		rule_procs(save, f[1], &c, d, domains, &ndomains);
-		if (d)
-			fclose(d);
-		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s), %d disabled, %d refused, %d left alone\n",
-			f[1], f[2], f[3], c.enabled, human_bytes(c.merged * page, false), c.disabled, c.refused,
-			c.alone);
-		if (details)
-			fputs(details, out);
-		free(details);
-	}
-	if (ndomains > 1) {
-		fprintf(out, "  warning: the memory the agent made mergeable spans %d security domains (", ndomains);
-		for (int d = 0; d < ndomains; d++)
-			fprintf(out, "%s%s", d ? ", " : "", domains[d]);
-		fprintf(out, "): a merged page is a timing side channel between its holders\n");
-	} else if (ndomains == 1) {
-		fprintf(out, "  security domain of the memory the agent made mergeable: %s\n", domains[0]);
-	}
 }

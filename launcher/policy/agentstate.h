@@ -23,7 +23,11 @@ struct metrics_agent;
 struct metrics_rule;
 void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out);
 
-/* --status: each rule, what it matches and does, and the processes it holds now; the domains. */
-void agent_status_print(FILE *out);
+/* The file in STATE_DIR, and how long it may be. */
+#define AGENT_FILE "agent"
+#define AGENT_TEXT_MAX (1 << 20)
+
+/* Adds DOMAIN to the N distinct ones of DOMAINS (16 at most): --status and the metrics count alike. */
+void agent_domain_add(char domains[][96], int *n, const char *domain);
 
 #endif

@@ -1,0 +1,229 @@
+/*
+ * agentview.c: the daemon's published rules and processes (agentstate.c)
+ * read back into a view, then written as --status's text or JSON.  Its
+ * texts were escaped when published (text.h): no tab or newline in them.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/human.h"
+#include "common/jsonw.h"
+#include "common/ksmproc.h"
+#include "common/msg.h"
+#include "common/procfs.h"
+#include "host/statefile.h"
+#include "policy/agentstate.h"
+#include "policy/agentview.h"
+
+/* A process a rule decided, that still runs. */
+struct view_proc {
+	long pid;
+	const char *result, *domain, *why;      /* in the view's text */
+};
+
+struct view_rule {
+	const char *name, *matches, *action;
+	int enabled, disabled, refused, alone;
+	long long merged;                       /* pages, of those enabled */
+	struct view_proc *procs;
+	size_t nprocs, cap;
+};
+
+struct view {
+	char *text;                             /* the file, cut into fields */
+	bool events;                            /* new processes from the kernel's events, else a scan */
+	const char *scan_why;
+	struct view_rule *rules;
+	size_t nrules, cap;
+	char domains[16][96];
+	int ndomains;
+};
+
+/* Does PID still run with START?  Then its merged pages in *MERGED (0 unknown). */
+static bool still_runs(long pid, unsigned long long start, long long *merged)
+{
+	struct ksmenable_stat ks;
+	struct proc_stat st;
+
+	*merged = 0;
+	if (proc_stat_read((pid_t)pid, &st) || st.starttime != start)
+		return false;
+	if (ksm_proc_stat((pid_t)pid, &ks) == 0 && ks.merging_pages > 0)
+		*merged = ks.merging_pages;
+	return true;
+}
+
+/* Splits LINE at tabs into at most N fields; how many. */
+static int fields(char *line, char **f, int n)
+{
+	int k = 0;
+
+	for (char *s = line; k < n && s; k++) {
+		f[k] = s;
+		if ((s = strchr(s, '\t')))
+			*s++ = '\0';
+	}
+	return k;
+}
+
+static struct view_rule *rule_named(struct view *v, const char *name)
+{
+	for (size_t i = 0; i < v->nrules; i++)
+		if (!strcmp(v->rules[i].name, name))
+			return &v->rules[i];
+	return NULL;
+}
+
+/* A proc line's fields: counted in its rule if the process still runs. */
+static void add_proc(struct view *v, char **g)
+{
+	struct view_rule *r = rule_named(v, g[3]);
+	long long merged;
+
+	if (!r || !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &merged))
+		return;
+	if (!strcmp(g[4], "enabled")) {
+		r->enabled++;
+		r->merged += merged;
+		agent_domain_add(v->domains, &v->ndomains, g[5]);
+	} else if (!strcmp(g[4], "disabled")) {
+		r->disabled++;
+	} else if (!strcmp(g[4], "refused")) {
+		r->refused++;
+	} else {
+		r->alone++;
+	}
+	r->procs = xgrow(r->procs, &r->cap, r->nprocs + 1, sizeof *r->procs);
+	r->procs[r->nprocs++] = (struct view_proc){ atol(g[1]), g[4], g[5], g[6] };
+}
+
+/* The published file into *V: 0, or -1 when there is none (no agent, or no policy). */
+static int view_read(struct view *v)
+{
+	char *save = NULL, *g[7];
+	long n;
+
+	memset(v, 0, sizeof *v);
+	v->text = xmalloc(AGENT_TEXT_MAX);
+	if ((n = statefile_read(STATE_DIR, AGENT_FILE, v->text, AGENT_TEXT_MAX)) < 0) {
+		free(v->text);
+		return -1;
+	}
+	/* The rules first (they come first), then their processes. */
+	for (char *line = strtok_r(v->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int nf = fields(line, g, 7);
+
+		if (nf == 3 && !strcmp(g[0], "watch")) {
+			v->events = !strcmp(g[1], "events");
+			v->scan_why = g[2];
+		} else if (nf == 4 && !strcmp(g[0], "rule")) {
+			v->rules = xgrow(v->rules, &v->cap, v->nrules + 1, sizeof *v->rules);
+			v->rules[v->nrules++] = (struct view_rule){ .name = g[1], .matches = g[2], .action = g[3] };
+		} else if (nf == 7 && !strcmp(g[0], "proc")) {
+			add_proc(v, g);
+		}
+	}
+	return 0;
+}
+
+static void view_free(struct view *v)
+{
+	for (size_t i = 0; i < v->nrules; i++)
+		free(v->rules[i].procs);
+	free(v->rules);
+	free(v->text);
+}
+
+void agent_status_print(FILE *out)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct view v;
+
+	if (view_read(&v))
+		return;         /* no agent, or no policy: nothing to say */
+	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
+	if (v.events)
+		fprintf(out, "  new processes: told at once by the kernel's process events\n");
+	else if (v.scan_why)
+		fprintf(out, "  new processes: found by a scan of /proc every second (no process events: %s)\n",
+			v.scan_why);
+	for (size_t i = 0; i < v.nrules; i++) {
+		const struct view_rule *r = &v.rules[i];
+
+		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s), %d disabled, %d refused, %d left alone\n",
+			r->name, r->matches, r->action, r->enabled, human_bytes(r->merged * page, false), r->disabled,
+			r->refused, r->alone);
+		/* The refusals and those left alone, with why. */
+		for (size_t k = 0; k < r->nprocs; k++)
+			if (strcmp(r->procs[k].result, "enabled") && strcmp(r->procs[k].result, "disabled"))
+				fprintf(out, "    %ld: %s: %s\n", r->procs[k].pid, r->procs[k].result, r->procs[k].why);
+	}
+	if (v.ndomains > 1) {
+		fprintf(out, "  warning: the memory the agent made mergeable spans %d security domains (", v.ndomains);
+		for (int d = 0; d < v.ndomains; d++)
+			fprintf(out, "%s%s", d ? ", " : "", v.domains[d]);
+		fprintf(out, "): a merged page is a timing side channel between its holders\n");
+	} else if (v.ndomains == 1) {
+		fprintf(out, "  security domain of the memory the agent made mergeable: %s\n", v.domains[0]);
+	}
+	view_free(&v);
+}
+
+void agent_status_json(struct jsonw *w)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct view v;
+
+	if (view_read(&v)) {
+		jw_null(w, "policy");
+		return;
+	}
+	jw_object(w, "policy");
+	jw_string(w, "new_processes", v.events ? "events" : "scan");
+	if (!v.events && v.scan_why)
+		jw_string(w, "no_events_because", v.scan_why);
+	else
+		jw_null(w, "no_events_because");
+	jw_array(w, "rules");
+	for (size_t i = 0; i < v.nrules; i++) {
+		const struct view_rule *r = &v.rules[i];
+
+		jw_object(w, NULL);
+		jw_string(w, "name", r->name);
+		jw_string(w, "matches", r->matches);
+		jw_string(w, "action", r->action);
+		jw_ll(w, "enabled", r->enabled);
+		jw_ll(w, "disabled", r->disabled);
+		jw_ll(w, "refused", r->refused);
+		jw_ll(w, "left_alone", r->alone);
+		jw_ll(w, "merged_bytes", r->merged * page);
+		jw_array(w, "processes");
+		for (size_t k = 0; k < r->nprocs; k++) {
+			const struct view_proc *p = &r->procs[k];
+
+			jw_object(w, NULL);
+			jw_ll(w, "pid", p->pid);
+			jw_string(w, "result", p->result);
+			if (strcmp(p->domain, "-"))
+				jw_string(w, "domain", p->domain);
+			else
+				jw_null(w, "domain");
+			if (strcmp(p->why, "-"))
+				jw_string(w, "why", p->why);
+			else
+				jw_null(w, "why");
+			jw_end(w);
+		}
+		jw_end(w);
+		jw_end(w);
+	}
+	jw_end(w);
+	jw_array(w, "security_domains");
+	for (int d = 0; d < v.ndomains; d++)
+		jw_string(w, NULL, v.domains[d]);
+	jw_end(w);
+	jw_end(w);
+	view_free(&v);
+}
