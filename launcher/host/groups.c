@@ -180,12 +180,15 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 			human_bytes(g->merged_pages * page, false), human_bytes(g->profit_bytes, false),
 			human_bytes(g->candidate_pages * page, false));
 		/* A pod's path is long and its names hidden in it: said below the row. */
-		if (cg_name_parse(g->path, &cg) == 0 && cg.pod_uid[0] && cg.container_id[0])
+		if (cg_name_parse(g->path, &cg))
+			continue;
+		if (cg.pod_uid[0] && cg.container_id[0])
 			fprintf(f, "    %s pod %s, container %.12s\n", cg_runtime_text(cg.runtime), cg.pod_uid,
 				cg.container_id);
-		else if (cg_name_parse(g->path, &cg) == 0 && (cg.pod_uid[0] || cg.container_id[0]))
-			fprintf(f, "    %s %s %.12s\n", cg_runtime_text(cg.runtime), cg.pod_uid[0] ? "pod" : "container",
-				cg.pod_uid[0] ? cg.pod_uid : cg.container_id);
+		else if (cg.pod_uid[0])
+			fprintf(f, "    %s pod %s\n", cg_runtime_text(cg.runtime), cg.pod_uid);
+		else if (cg.container_id[0])
+			fprintf(f, "    %s container %.12s\n", cg_runtime_text(cg.runtime), cg.container_id);
 	}
 	if (gs->n > max_rows)
 		fprintf(f, "  (%d more)\n", gs->n - max_rows);
@@ -212,14 +215,10 @@ void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *g
 		jw_object(w, NULL);
 		jw_string(w, "cgroup", g->path);
 		/* Kubernetes' and the runtimes' names, for joins with kube_pod_info (null: none). */
-		if (cg_name_parse(g->path, &cg) == 0 && cg.pod_uid[0])
-			jw_string(w, "pod_uid", cg.pod_uid);
-		else
-			jw_null(w, "pod_uid");
-		if (cg_name_parse(g->path, &cg) == 0 && cg.container_id[0])
-			jw_string(w, "container_id", cg.container_id);
-		else
-			jw_null(w, "container_id");
+		if (cg_name_parse(g->path, &cg))
+			memset(&cg, 0, sizeof cg);
+		jw_string(w, "pod_uid", cg.pod_uid[0] ? cg.pod_uid : NULL);
+		jw_string(w, "container_id", cg.container_id[0] ? cg.container_id : NULL);
 		jw_ll(w, "processes", g->procs);
 		jw_ll(w, "merged_bytes", g->merged_pages * page);
 		jw_ll(w, "profit_bytes", g->profit_bytes);

@@ -182,10 +182,7 @@ void agent_status_json(struct jsonw *w)
 	}
 	jw_object(w, "policy");
 	jw_string(w, "new_processes", v.events ? "events" : "scan");
-	if (!v.events && v.scan_why)
-		jw_string(w, "no_events_because", v.scan_why);
-	else
-		jw_null(w, "no_events_because");
+	jw_string(w, "no_events_because", v.events ? NULL : v.scan_why);
 	jw_array(w, "rules");
 	for (size_t i = 0; i < v.nrules; i++) {
 		const struct view_rule *r = &v.rules[i];
@@ -206,14 +203,9 @@ void agent_status_json(struct jsonw *w)
 			jw_object(w, NULL);
 			jw_ll(w, "pid", p->pid);
 			jw_string(w, "result", p->result);
-			if (strcmp(p->domain, "-"))
-				jw_string(w, "domain", p->domain);
-			else
-				jw_null(w, "domain");
-			if (strcmp(p->why, "-"))
-				jw_string(w, "why", p->why);
-			else
-				jw_null(w, "why");
+			/* "-" is none in the published file. */
+			jw_string(w, "domain", strcmp(p->domain, "-") ? p->domain : NULL);
+			jw_string(w, "why", strcmp(p->why, "-") ? p->why : NULL);
 			jw_end(w);
 		}
 		jw_end(w);
