@@ -431,12 +431,15 @@ action = auto"
 	id=$(printf 'ab%.0s' {1..32})
 	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice/cri-containerd-$id.scope"
 	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" --dup=16 sleep 30
+	# And one in the pod's own cgroup, above its container's.
+	start_workload inpod -- sh -c "$IN_CGROUP" sh "${CG_DIR%/*}" "$(attachee)" --dup=4 sleep 30
 	policy "[rule pod]
 pod = $uid
 action = auto"
 	start_agent --policy="$POLICY" --metrics-file="$prom"
 	wait_until 5 logged daemon "rule pod: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
-	wait_until 10 grep -q '^ksmenable_rule_processes{result="enabled",rule="pod"} 1$' "$prom" || { cat "$prom"; return 1; }
+	wait_until 5 logged daemon "rule pod: $(wl_pid inpod) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 10 grep -q '^ksmenable_rule_processes{result="enabled",rule="pod"} 2$' "$prom" || { cat "$prom"; return 1; }
 	grep -q '^ksmenable_rule_processes{result="refused",rule="pod"} 0$' "$prom"
 	grep -q '^ksmenable_security_domains 1$' "$prom"
 	# Merged memory, once ksmd has merged the 16 MiB of duplicates.
@@ -446,6 +449,7 @@ action = auto"
 	# --status names them too, below the cgroup's row and in the JSON.
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"    kubernetes pod $uid, container ${id:0:12}"* ]] || { echo "$output"; return 1; }
+	[[ $output == *"    kubernetes pod $uid"$'\n'* ]]
 	run -0 "$KSM_RUN" --status --json
 	[ "$(jq -r --arg id "$id" '.groups[] | select(.container_id == $id) | .pod_uid' <<<"$output")" = "$uid" ]
 	out=$(promtool check metrics <"$prom" 2>&1) || { echo "promtool: $out" >&2; return 1; }
