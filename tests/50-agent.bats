@@ -380,9 +380,11 @@ action = auto"
 	[[ $(jq -r '.policy.rules[0].processes[] | select(.result == "refused") | .why' <<<"$output") == "it would share merged pages with another security domain"* ]]
 	[[ $(jq -r '.policy.rules[0].processes[] | select(.result == "enabled") | .domain' <<<"$output") == "pod "* ]]
 	[ "$(jq '.policy.security_domains | length' <<<"$output")" = 1 ]
+	# Its profit: a number where the kernel counts it (6.4+), else null, never 0 for unknown.
+	[ "$(jq '.policy.rules[0] | has("profit_bytes")' <<<"$output")" = true ]
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"Policy (the agent of ksm-run --daemon; what each rule holds now):"* ]]
-	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*"), 0 disabled, 1 refused, 0 left alone"* ]] || { echo "$output"; cat "$(wl_err daemon)"; return 1; }
+	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*", profit "*"), 0 disabled, 1 refused, 0 left alone"* ]] || { echo "$output"; cat "$(wl_err daemon)"; return 1; }
 	# Which one was refused depends on the order /proc lists them in.
 	[[ $output == *"    "[0-9]*": refused: it would share merged pages with another security domain"* ]]
 	[[ $output == *"  security domain of the memory the agent made mergeable: pod "* ]]

@@ -10,6 +10,7 @@
 
 #include "common/human.h"
 #include "common/jsonw.h"
+#include "common/known.h"
 #include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/procfs.h"
@@ -27,6 +28,7 @@ struct view_rule {
 	const char *name, *matches, *action;
 	int enabled, disabled, refused, alone;
 	long long merged;                       /* pages, of those enabled */
+	long long profit;                       /* bytes, of those enabled; LLONG_MIN unknown (known.h) */
 	struct view_proc *procs;
 	size_t nprocs, cap;
 };
@@ -41,17 +43,23 @@ struct view {
 	int ndomains;
 };
 
-/* Does PID still run with START?  Then its merged pages in *MERGED (0 unknown). */
-static bool still_runs(long pid, unsigned long long start, long long *merged)
+/*
+ * Does PID still run with START?  Then its merged pages in *MERGED (0
+ * unknown) and its profit in *PROFIT (LLONG_MIN unknown: before 6.4).
+ */
+static bool still_runs(long pid, unsigned long long start, long long *merged, long long *profit)
 {
 	struct ksmenable_stat ks;
 	struct proc_stat st;
 
 	*merged = 0;
+	*profit = LLONG_MIN;
 	if (proc_stat_read((pid_t)pid, &st) || st.starttime != start)
 		return false;
-	if (ksm_proc_stat((pid_t)pid, &ks) == 0 && ks.merging_pages > 0)
-		*merged = ks.merging_pages;
+	if (ksm_proc_stat((pid_t)pid, &ks) == 0) {
+		*merged = ks.merging_pages > 0 ? ks.merging_pages : 0;
+		*profit = known_of_stat(ks.process_profit);
+	}
 	return true;
 }
 
@@ -80,13 +88,14 @@ static struct view_rule *rule_named(struct view *v, const char *name)
 static void add_proc(struct view *v, char **g)
 {
 	struct view_rule *r = rule_named(v, g[3]);
-	long long merged;
+	long long merged, profit;
 
-	if (!r || !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &merged))
+	if (!r || !still_runs(atol(g[1]), strtoull(g[2], NULL, 10), &merged, &profit))
 		return;
 	if (!strcmp(g[4], "enabled")) {
 		r->enabled++;
 		r->merged += merged;
+		known_add(&r->profit, profit);
 		agent_domain_add(v->domains, &v->ndomains, g[5]);
 	} else if (!strcmp(g[4], "disabled")) {
 		r->disabled++;
@@ -120,7 +129,8 @@ static int view_read(struct view *v)
 			v->scan_why = g[2];
 		} else if (nf == 4 && !strcmp(g[0], "rule")) {
 			v->rules = xgrow(v->rules, &v->cap, v->nrules + 1, sizeof *v->rules);
-			v->rules[v->nrules++] = (struct view_rule){ .name = g[1], .matches = g[2], .action = g[3] };
+			v->rules[v->nrules++] = (struct view_rule){ .name = g[1], .matches = g[2], .action = g[3],
+								    .profit = LLONG_MIN };
 		} else if (nf == 7 && !strcmp(g[0], "proc")) {
 			add_proc(v, g);
 		}
@@ -152,9 +162,9 @@ void agent_status_print(FILE *out)
 	for (size_t i = 0; i < v.nrules; i++) {
 		const struct view_rule *r = &v.rules[i];
 
-		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s), %d disabled, %d refused, %d left alone\n",
-			r->name, r->matches, r->action, r->enabled, human_bytes(r->merged * page, false), r->disabled,
-			r->refused, r->alone);
+		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s, profit %s), %d disabled, %d refused, "
+			"%d left alone\n", r->name, r->matches, r->action, r->enabled, human_bytes(r->merged * page, false),
+			human_bytes(r->profit, false), r->disabled, r->refused, r->alone);
 		/* The refusals and those left alone, with why. */
 		for (size_t k = 0; k < r->nprocs; k++)
 			if (strcmp(r->procs[k].result, "enabled") && strcmp(r->procs[k].result, "disabled"))
@@ -196,6 +206,7 @@ void agent_status_json(struct jsonw *w)
 		jw_ll(w, "refused", r->refused);
 		jw_ll(w, "left_alone", r->alone);
 		jw_ll(w, "merged_bytes", r->merged * page);
+		jw_ll(w, "profit_bytes", r->profit);
 		jw_array(w, "processes");
 		for (size_t k = 0; k < r->nprocs; k++) {
 			const struct view_proc *p = &r->procs[k];
