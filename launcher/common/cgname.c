@@ -24,6 +24,7 @@
  * (in Kubernetes, the pod, which CRI-O charges for it) but no container.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/cgname.h"
@@ -282,4 +283,19 @@ const char *cg_runtime_text(enum cg_runtime r)
 	static const char *const text[] = { "", "kubernetes", "docker", "podman", "cri-o" };
 
 	return (unsigned)r < COUNT(text) ? text[r] : "";
+}
+
+const char *cg_name_summary(const char *path, char *buf, size_t len)
+{
+	struct cg_name n;
+
+	if (cg_name_parse(path, &n) || (!n.pod_uid[0] && !n.container_id[0]))
+		snprintf(buf, len, "%s", "");
+	else if (n.pod_uid[0] && n.container_id[0])
+		snprintf(buf, len, "%s pod %s, container %.12s", cg_runtime_text(n.runtime), n.pod_uid, n.container_id);
+	else if (n.pod_uid[0])
+		snprintf(buf, len, "%s pod %s", cg_runtime_text(n.runtime), n.pod_uid);
+	else
+		snprintf(buf, len, "%s container %.12s", cg_runtime_text(n.runtime), n.container_id);
+	return buf;
 }

@@ -40,6 +40,13 @@ struct cg_name {
  */
 int cg_name_parse(const char *path, struct cg_name *n);
 
+/*
+ * What PATH names, for a reader: "kubernetes pod UID, container ID" (the
+ * ID's first 12 digits, as docker and crictl show it), "docker container
+ * ID", ... into BUF; "" when it names no pod or container.
+ */
+const char *cg_name_summary(const char *path, char *buf, size_t len);
+
 const char *cg_qos_text(enum cg_qos q);             /* "guaranteed", "burstable", "besteffort", "" */
 const char *cg_runtime_text(enum cg_runtime r);     /* "kubernetes", "docker", "podman", "cri-o", "" */
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/cgname.h"
 #include "common/human.h"
 #include "common/jsonw.h"
 #include "common/known.h"
@@ -52,9 +53,14 @@ void tree_groups_text(FILE *f, const struct sampler *s, long long page)
 	if (n < 2 && !(n == 1 && s->nprocs && s->procs[0].cgroup))
 		return;
 	fputs("  per cgroup (the command's processes; peaks summed):\n", f);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		char names[160];
+
 		fprintf(f, "    %5d %12s %12s  %s\n", g[i].procs, human_bytes(g[i].merged * page, false),
 			human_bytes(g[i].profit, false), printable(g[i].path));
+		if (*cg_name_summary(g[i].path, names, sizeof names))
+			fprintf(f, "          %s\n", names);
+	}
 }
 
 void tree_groups_json(struct jsonw *w, const struct sampler *s, long long page)
@@ -64,8 +70,15 @@ void tree_groups_json(struct jsonw *w, const struct sampler *s, long long page)
 
 	jw_array(w, "cgroups");
 	for (int i = 0; i < n; i++) {
+		struct cg_name cg;
+
+		if (cg_name_parse(g[i].path, &cg))
+			memset(&cg, 0, sizeof cg);
 		jw_object(w, NULL);
 		jw_string(w, "cgroup", g[i].path);
+		/* As --status and the metrics name them (null: none). */
+		jw_string(w, "pod_uid", cg.pod_uid[0] ? cg.pod_uid : NULL);
+		jw_string(w, "container_id", cg.container_id[0] ? cg.container_id : NULL);
 		jw_ll(w, "processes", g[i].procs);
 		jw_ll(w, "peak_merged_bytes", g[i].merged * page);
 		jw_ll(w, "peak_profit_bytes", g[i].profit);

@@ -174,21 +174,14 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 	fprintf(f, "  %-44s %6s %12s %12s %12s\n", "CGROUP", "PROCS", "MERGED", "PROFIT", "CANDIDATE");
 	for (int i = 0; i < gs->n && i < max_rows; i++) {
 		const struct cgroup_group *g = &gs->g[i];
-		struct cg_name cg;
+		char names[160];
 
 		fprintf(f, "  %-44s %6d %12s %12s %12s\n", printable(g->path), g->procs,
 			human_bytes(g->merged_pages * page, false), human_bytes(g->profit_bytes, false),
 			human_bytes(g->candidate_pages * page, false));
 		/* A pod's path is long and its names hidden in it: said below the row. */
-		if (cg_name_parse(g->path, &cg))
-			continue;
-		if (cg.pod_uid[0] && cg.container_id[0])
-			fprintf(f, "    %s pod %s, container %.12s\n", cg_runtime_text(cg.runtime), cg.pod_uid,
-				cg.container_id);
-		else if (cg.pod_uid[0])
-			fprintf(f, "    %s pod %s\n", cg_runtime_text(cg.runtime), cg.pod_uid);
-		else if (cg.container_id[0])
-			fprintf(f, "    %s container %.12s\n", cg_runtime_text(cg.runtime), cg.container_id);
+		if (*cg_name_summary(g->path, names, sizeof names))
+			fprintf(f, "    %s\n", names);
 	}
 	if (gs->n > max_rows)
 		fprintf(f, "  (%d more)\n", gs->n - max_rows);

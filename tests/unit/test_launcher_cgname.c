@@ -272,7 +272,22 @@ static void test_texts(void)
 	CHECK(!strcmp(cg_qos_text((enum cg_qos)-1), ""));
 }
 
+/* What --status and the report print below a cgroup's row. */
+static void test_summary(void)
+{
+	char b[160];
+
+	CHECK(!strcmp(cg_name_summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555/" ID_GKE, b, sizeof b),
+		      "kubernetes pod 11111111-2222-4333-8444-555555555555, container 34dc0b5e626f"));
+	/* A pod's own cgroup: its UID in full. */
+	CHECK(!strcmp(cg_name_summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555", b, sizeof b),
+		      "kubernetes pod 11111111-2222-4333-8444-555555555555"));
+	CHECK(!strcmp(cg_name_summary("/docker/" ID_GKE, b, sizeof b), "docker container 34dc0b5e626f"));
+	CHECK(!strcmp(cg_name_summary("/system.slice/php8.2-fpm.service", b, sizeof b), ""));
+	CHECK(!strcmp(cg_name_summary("not a path", b, sizeof b), ""));
+}
+
 UNIT_MAIN(UNIT_TEST(test_kubernetes_systemd), UNIT_TEST(test_kubernetes_cgroupfs), UNIT_TEST(test_kubernetes_nested),
 	  UNIT_TEST(test_docker), UNIT_TEST(test_podman), UNIT_TEST(test_crio_alone), UNIT_TEST(test_ids),
 	  UNIT_TEST(test_forged_below), UNIT_TEST(test_kubepods_substring), UNIT_TEST(test_not_paths),
-	  UNIT_TEST(test_texts))
+	  UNIT_TEST(test_texts), UNIT_TEST(test_summary))
