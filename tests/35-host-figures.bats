@@ -394,6 +394,8 @@ command_agrees() {
 	[ "$(jq -r --arg c "$here" '.cgroups[] | select(.cgroup == $c) | .peak_merged_bytes >= 8000000' "$report")" = true ]
 	# The sums are the table's.
 	[ "$(jq '([.cgroups[].peak_merged_bytes] | add) == .tree.peak_merged_bytes' "$report")" = true ]
+	# No pod or container in their paths: null, not absent.
+	[ "$(jq '[.cgroups[] | has("pod_uid") and has("container_id") and .pod_uid == null] | all' "$report")" = true ]
 	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c \
 		"sh -c '$IN_CGROUP' sh \"$a\" \"$PROGS/dupmem\" mmap=8 sleep=1500"
 	[[ $stderr == *"per cgroup (the command's processes; peaks summed):"*"/${a##*/}"* ]]
