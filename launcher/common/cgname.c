@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "common/cgname.h"
+#include "common/jsonw.h"
 
 #define ID_LEN 64               /* Docker, containerd, CRI-O, Podman: 32 random bytes in hex */
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
@@ -298,4 +299,13 @@ const char *cg_name_summary(const char *path, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s container %.12s", cg_runtime_text(n.runtime), n.container_id);
 	return buf;
+}
+
+void cg_name_json(struct jsonw *w, const char *path)
+{
+	struct cg_name n;
+
+	cg_name_parse(path, &n);        /* empty when it names nothing */
+	jw_string(w, "pod_uid", n.pod_uid[0] ? n.pod_uid : NULL);
+	jw_string(w, "container_id", n.container_id[0] ? n.container_id : NULL);
 }

@@ -47,6 +47,13 @@ int cg_name_parse(const char *path, struct cg_name *n);
  */
 const char *cg_name_summary(const char *path, char *buf, size_t len);
 
+/*
+ * The same as two members of the object W writes: "pod_uid" and
+ * "container_id", null where PATH names none (as the metrics' labels).
+ */
+struct jsonw;
+void cg_name_json(struct jsonw *w, const char *path);
+
 const char *cg_qos_text(enum cg_qos q);             /* "guaranteed", "burstable", "besteffort", "" */
 const char *cg_runtime_text(enum cg_runtime r);     /* "kubernetes", "docker", "podman", "cri-o", "" */
 

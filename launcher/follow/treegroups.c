@@ -70,15 +70,9 @@ void tree_groups_json(struct jsonw *w, const struct sampler *s, long long page)
 
 	jw_array(w, "cgroups");
 	for (int i = 0; i < n; i++) {
-		struct cg_name cg;
-
-		if (cg_name_parse(g[i].path, &cg))
-			memset(&cg, 0, sizeof cg);
 		jw_object(w, NULL);
 		jw_string(w, "cgroup", g[i].path);
-		/* As --status and the metrics name them (null: none). */
-		jw_string(w, "pod_uid", cg.pod_uid[0] ? cg.pod_uid : NULL);
-		jw_string(w, "container_id", cg.container_id[0] ? cg.container_id : NULL);
+		cg_name_json(w, g[i].path);     /* as --status and the metrics name them */
 		jw_ll(w, "processes", g[i].procs);
 		jw_ll(w, "peak_merged_bytes", g[i].merged * page);
 		jw_ll(w, "peak_profit_bytes", g[i].profit);

@@ -203,15 +203,11 @@ void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *g
 	jw_array(w, key);
 	for (int i = 0; i < gs->n; i++) {
 		const struct cgroup_group *g = &gs->g[i];
-		struct cg_name cg;
 
 		jw_object(w, NULL);
 		jw_string(w, "cgroup", g->path);
-		/* Kubernetes' and the runtimes' names, for joins with kube_pod_info (null: none). */
-		if (cg_name_parse(g->path, &cg))
-			memset(&cg, 0, sizeof cg);
-		jw_string(w, "pod_uid", cg.pod_uid[0] ? cg.pod_uid : NULL);
-		jw_string(w, "container_id", cg.container_id[0] ? cg.container_id : NULL);
+		/* Kubernetes' and the runtimes' names, for joins with kube_pod_info. */
+		cg_name_json(w, g->path);
 		jw_ll(w, "processes", g->procs);
 		jw_ll(w, "merged_bytes", g->merged_pages * page);
 		jw_ll(w, "profit_bytes", g->profit_bytes);
