@@ -47,6 +47,13 @@ int proc_stat_read(pid_t pid, struct proc_stat *st)
 	return proc_stat_parse(buf, st);
 }
 
+bool proc_running_since(pid_t pid, unsigned long long start)
+{
+	struct proc_stat st;
+
+	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X' && st.starttime == start;
+}
+
 bool proc_running(pid_t pid)
 {
 	struct proc_stat st;

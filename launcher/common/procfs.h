@@ -29,6 +29,9 @@ int proc_stat_read(pid_t pid, struct proc_stat *st);
 /* Does PID (a process, or a thread's TID) still run: there, and neither a zombie nor dead? */
 bool proc_running(pid_t pid);
 
+/* The same, and the same process: one that started at START (stat's starttime), not a PID reused. */
+bool proc_running_since(pid_t pid, unsigned long long start);
+
 /* Does a thread of process PID still run?  Its main thread may have ended before the others. */
 bool proc_any_thread_running(pid_t pid);
 

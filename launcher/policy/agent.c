@@ -298,14 +298,6 @@ static bool mixes_domains(const struct agent *a, const struct policy_rule *r, st
 	return true;
 }
 
-/* Is the process of record P still running, the same one? */
-static bool still_runs(const struct agent_proc *p)
-{
-	struct proc_stat st;
-
-	return proc_stat_read(p->pid, &st) == 0 && st.starttime == p->start && !(st.state == 'Z' || st.state == 'X');
-}
-
 /*
  * The test suite's window between a judgement and the attach
  * (KSM_RUN_TEST_AGENT_PAUSE_MS, ignored when setuid), in which it moves
@@ -350,7 +342,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		return true;
 	}
 	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
-		if (!still_runs(p))
+		if (!proc_running_since(p->pid, p->start))
 			return true;    /* its cgroup or user went with it: ended, not refused */
 		a->refused++;
 		p->result = AGENT_REFUSED;
@@ -358,7 +350,8 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		return true;
 	}
 	make_plan(a, r, pid, &plan, &sel);
-	first_of_domain = !enabled_in(a, p->domain);
+	/* Only a rule that accepts other domains can add one (else mixes_domains refused it): no scan for the rest. */
+	first_of_domain = r->cross_domain && !enabled_in(a, p->domain);
 	if (already_merge_any(&plan, pid)) {
 		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
 		p->result = AGENT_ENABLED;
