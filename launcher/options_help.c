@@ -64,7 +64,7 @@ void options_usage(FILE *f)
 "The machine's tuner (one per machine; ksm-run instances under it do not tune):\n"
 "  --daemon        run no command: tune ksmd for the whole machine until\n"
 "                  TERM or INT, then restore the knobs\n"
-"  --steady=S      in the steady phase, one full scan every S seconds (20)\n"
+"  --steady=S      in the steady phase, a full scan at least every S seconds (120)\n"
 "  --max-cpu=PCT   hold ksmd under PCT%% of one core (50; 0: no ceiling)\n"
 "  --min-profit=SIZE  slow to the minimum when less than SIZE is saved per\n"
 "                  percent of a core that ksmd uses, for 5 minutes (16M; 0: never)\n"

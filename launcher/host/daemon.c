@@ -203,7 +203,7 @@ int daemon_main(const struct daemon_opts *o)
 		host_tuner_leave(&h);
 		exit(EXIT_OWN);
 	}
-	daemon_logf("tuning the machine (pid %d): boost, then a full scan every %g s; ksmd under %g%% of a core%s; "
+	daemon_logf("tuning the machine (pid %d): boost, then a full scan as often as the churn needs, at least every %g s; ksmd under %g%% of a core%s; "
 		    "slows to the minimum under %lu MiB saved per percent of a core",
 		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
 		    (unsigned long)(h.cfg.profit_floor / 1048576));

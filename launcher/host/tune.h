@@ -16,7 +16,7 @@ enum tune_phase { TUNE_OFF, TUNE_BOOST, TUNE_STEADY };
 
 /* What the daemon can set; a command's run takes the defaults (tune_defaults). */
 struct tune_config {
-	double steady_scan_s;          /* a full scan every this many seconds in the steady phase */
+	double steady_scan_s;          /* the longest time between full scans in the steady phase */
 	double max_cpu_pct;            /* ksmd's CPU ceiling, percent of one core; 0 none */
 	double profit_floor;           /* bytes of general_profit per percent of ksmd CPU below
 					* which the rate drops to the minimum; 0 never */
@@ -32,15 +32,32 @@ struct tune_input {
 	double ksmd_cpu_pct;           /* over the last minute or so; negative when unknown */
 };
 
+/* The counters when ksmd last finished a full scan (full_scans went up). */
+struct scan_mark {
+	double t;
+	long long scans, sharing, rmap, scanned;   /* scanned: pages_scanned, LLONG_MIN without it */
+	double ksmd_cpu;                           /* negative when unknown */
+};
+
 struct tuner {
 	enum tune_phase phase;
 	struct tune_config cfg;
 	double boost_start, boost_total;
-	long long start_scans, rmap_at_handover, steady_pages;
+	long long start_scans, rmap_at_handover, steady_pages, steady_sleep_ms;
 	long long cand_at_handover, cand_base, scans_at_growth;
 	double last_growth;            /* when the candidate memory last grew */
-	int nhist, boosts;
-	struct { double t; long long scans, sharing; } hist[64];
+	int nmarks, boosts;
+	struct scan_mark marks[16];    /* the boost's last full scans, oldest first */
+	struct scan_mark boost_mark;   /* at the start of the boost: ksmd's cost per page */
+	struct scan_mark steady_mark;  /* the steady phase's last full scan */
+	bool steady_mark_ended_scan;   /* taken at the end of one, not at the hand-over */
+	bool hurried;                  /* the period was shortened within this scan */
+	double period_s;               /* the steady phase's time for a full scan, from the churn */
+	double scan_pages;             /* pages ksmd scans in a full scan (smart scan skips some) */
+	double cpu_per_page;           /* ksmd's CPU seconds per page scanned; 0 unknown */
+	long long peak_sharing;        /* since the hand-over */
+	long long sharing_at_loss;     /* pages_sharing when a boost for lost merges began; -1 none */
+	bool loss_futile;              /* such a boost won nothing back: not again until new memory */
 	char sleep_before[KNOB_VALUE_MAX];
 	char handover[512];            /* what was done, for the report; "" before the hand-over */
 	char last_decision[256];       /* the latest change, for the daemon's log; "" none new */
