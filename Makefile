@@ -308,9 +308,11 @@ $(O)/bench/empty.so: tests/bench/empty.c
 # The library's costs, then ksm-run's tuning, then --estimate's accuracy and
 # speed, then fingerprints and --combine, then the machine's tuner against
 # ksmtuned and fixed rates on a host workload (all but the first set KSM
-# knobs for a while and put them back).
-# BENCH_HOST=0 leaves out the host benchmark, which takes about 17 minutes.
+# knobs for a while and put them back), then booting QEMU guests.
+# BENCH_HOST=0 leaves out the host benchmark, which takes about 17 minutes;
+# BENCH_GUEST=0 the guest benchmark (about 11 minutes).
 BENCH_HOST ?= 1
+BENCH_GUEST ?= 1
 bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/run
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/ksm-run-bench
@@ -320,6 +322,7 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/fleet-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/agent-bench
 	$(if $(filter 0,$(BENCH_HOST)),@echo "bench: tests/bench/host-bench left out (BENCH_HOST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/host-bench)
+	$(if $(filter 0,$(BENCH_GUEST)),@echo "bench: tests/bench/guest-bench left out (BENCH_GUEST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/guest-bench)
 
 # ---- Fuzzing (tests/fuzz/) -------------------------------------------------
 # One libFuzzer harness per parser of outside input, tests/fuzz/fuzz_NAME.c,
