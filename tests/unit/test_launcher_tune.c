@@ -54,8 +54,9 @@ static int load_recording(struct row *rows)
  * The recording, with the second command registered at 6 s (new_work, as
  * the machine's state says it).  The boost ends on progress: the first
  * command's memory merged within a second and ended the boost before the
- * second came; the second's boost ends two full scans after its memory
- * merged, at 6.55 s.  The real tuner of the time boosted until 12.54 s.
+ * second came (at 1.14 s); the second's boost ends once a full scan after
+ * its memory merged (at 6.55 s) merged nothing more, at 7.13 s.  The real
+ * tuner of the time boosted until 12.54 s.
  */
 static void test_tune_recorded(void)
 {
