@@ -397,3 +397,60 @@ between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
 	run -1 grep -q "matches no process" "$BATS_TEST_TMPDIR/err"
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 }
+
+# thp_given PID KB: PID holds at least KB of transparent huge pages (smaps
+# AnonHugePages); a host that gives none (enabled "never", or none free)
+# is one where the test does not apply.
+thp_given() {
+	local kb
+	kb=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)
+	[ "$kb" -ge "$2" ] && return 0
+	kernel_lacks "transparent huge page for the test (AnonHugePages ${kb} kB;" \
+		"enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null))"
+}
+
+rss_kb() { awk '/^Rss:/ { print $2 }' /proc/$1/smaps_rollup; }
+no_thp_left() { [ "$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)" = 0 ]; }
+
+@test "estimate: zero pages in transparent huge pages are counted apart where a split frees them" {
+	# Since 6.12 the split that KSM makes maps zero-filled subpages to the
+	# zero page: freed, but never merged nor counted by KSM.
+	requires root ksm
+	echo 0 >$KSM/use_zero_pages
+	start_workload a -- "$PROGS/dupmem" merge=auto hugezeros=32 mmap=2 wait
+	thp_given "$(wl_pid a)" 32768
+	rss0=$(rss_kb "$(wl_pid a)")
+	table=$("$KSM_RUN" --estimate="$(wl_pid a)")
+	predict_then_merge "$(wl_pid a)"
+	echo "estimate: $(est pages_sharing) sharing, $(est huge_zero_pages) zero in huge pages," \
+		"split frees them: $(est split_frees_zero_pages); KSM: $real_sharing sharing"
+	[ "$(est huge_zero_pages)" -ge 8192 ]
+	case $(est split_frees_zero_pages) in
+	yes)
+		[ "$(est freed_by_split_pages)" = "$(est huge_zero_pages)" ]
+		# the memory is freed all the same, as ksmd reaches each huge
+		# page (that changes nothing converge watches): Rss falls by 32 MiB
+		echo 1 >$KSM/run
+		wait_until 30 no_thp_left "$(wl_pid a)"
+		read -r real_sharing _ <<<"$(own_ksm "$(wl_pid a)")"
+		echo "Rss $rss0 kB before, $(rss_kb "$(wl_pid a)") kB after"
+		[ $((rss0 - $(rss_kb "$(wl_pid a)"))) -ge 30000 ]
+		grep -q "freed when huge pages are split 8192 pages (32.0 MiB)" <<<"$table" ;;
+	no)
+		[ "$(est freed_by_split_pages)" = 0 ] ;;
+	*)
+		skip_or_fail "whether a split frees zero pages is unknown here" ;;
+	esac
+	within_pct "$(est pages_sharing)" "$real_sharing" 2
+}
+
+@test "estimate: transparent huge pages that hold data merge as predicted" {
+	requires root ksm
+	echo 0 >$KSM/use_zero_pages
+	start_workload a -- "$PROGS/dupmem" merge=auto hugefill=32 wait verify
+	thp_given "$(wl_pid a)" 32768
+	predict_then_merge "$(wl_pid a)"
+	[ "$(est huge_zero_pages)" -lt 100 ] && [ "$(est freed_by_split_pages)" -lt 100 ]
+	[ "$(est pages_sharing)" -ge 8000 ]
+	within_pct "$(est pages_sharing)" "$real_sharing" 2
+}

@@ -43,6 +43,7 @@ struct scan {
 	int pass;                       /* 0, or 1: the second pass of --settle */
 	bool pagemap_scan;              /* the kernel answers PAGEMAP_SCAN (present.c) */
 	uint64_t zero_hash, zero_pfn;
+	unsigned char *huge_zero;       /* per record: a zero page in a huge page (hugezero.c), or NULL */
 	char *buf;
 	uint64_t batch_addr[BATCH_PAGES], batch_pfn[BATCH_PAGES];
 	int nbatch;
