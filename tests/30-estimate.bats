@@ -398,20 +398,6 @@ between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 }
 
-# thp_given PID KB: PID holds at least KB of transparent huge pages (smaps
-# AnonHugePages); a host that gives none (enabled "never", or none free)
-# is one where the test does not apply.
-thp_given() {
-	local kb
-	kb=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)
-	[ "$kb" -ge "$2" ] && return 0
-	kernel_lacks "transparent huge page for the test (AnonHugePages ${kb} kB;" \
-		"enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null))"
-}
-
-rss_kb() { awk '/^Rss:/ { print $2 }' /proc/$1/smaps_rollup; }
-no_thp_left() { [ "$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)" = 0 ]; }
-
 @test "estimate: zero pages in transparent huge pages are counted apart where a split frees them" {
 	# Since 6.12 the split that KSM makes maps zero-filled subpages to the
 	# zero page: freed, but never merged nor counted by KSM.
@@ -453,4 +439,23 @@ no_thp_left() { [ "$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)
 	[ "$(est huge_zero_pages)" -lt 100 ] && [ "$(est freed_by_split_pages)" -lt 100 ]
 	[ "$(est pages_sharing)" -ge 8000 ]
 	within_pct "$(est pages_sharing)" "$real_sharing" 2
+}
+
+@test "estimate: not root, zero pages of huge pages are told apart by PAGEMAP_SCAN" {
+	requires root
+	stage_for_nobody dupmem
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" hugezeros=8 mmap=2 wait
+	thp_given "$(wl_pid mine)" 8192
+	run as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine)" --json
+	[ "$status" = 0 ]
+	est=${lines[-1]}
+	[ "$(jq -r .scan.pfn_visible <<<"$est")" = false ]
+	[ "$(jq -r .scan.present_ranges <<<"$est")" = pagemap_scan ] || kernel_lacks "PAGEMAP_SCAN (Linux 6.7)"
+	[ "$(jq -r .huge_zero_pages <<<"$est")" = 2048 ]
+	case $(jq -r .split_frees_zero_pages <<<"$est") in
+	yes) [ "$(jq -r .freed_by_split_pages <<<"$est")" = 2048 ]
+	     [ "$(jq -r .pages_sharing <<<"$est")" -lt 600 ] ;;
+	no) [ "$(jq -r .freed_by_split_pages <<<"$est")" = 0 ] ;;
+	*) skip_or_fail "whether a split frees zero pages is unknown here" ;;
+	esac
 }

@@ -12,9 +12,10 @@
 
 /*
  * Marks in S->huge_zero the zero-filled records held by a transparent
- * huge page (any size: /proc/kpageflags KPF_THP of their frame, so root
- * only), and sets the result's huge_zero_pages (-1 when frames are hidden)
- * and split_frees_zero.  Without root S->huge_zero stays NULL.
+ * huge page (as root, of any size: /proc/kpageflags KPF_THP of their
+ * frame; without root, those a PMD maps whole: PAGEMAP_SCAN), and sets the
+ * result's huge_zero_pages and split_frees_zero.  Where neither can tell,
+ * huge_zero_pages is -1 and S->huge_zero stays NULL.
  */
 void huge_zero_find(struct scan *s);
 
