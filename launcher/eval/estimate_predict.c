@@ -55,9 +55,7 @@ static int by_hash_pfn(const void *a, const void *b)
  */
 #define NO_MERGE UINT64_MAX
 
-/* A zero-filled page of a huge page that the kernel frees when ksmd splits
- * it: never merged, never an rmap item for long, counted apart. */
-static bool freed_by_split(const struct scan *s, size_t rec)
+bool freed_by_split(const struct scan *s, size_t rec)
 {
 	return s->huge_zero && s->huge_zero[rec] && s->res->split_frees_zero == THP_SPLIT_ZERO_FREED;
 }

@@ -62,6 +62,11 @@ struct ksm_rule est_rule(const struct est_result *r);
  */
 bool frames_never_merge(int kpf, uint64_t n, uint64_t first_pfn, uint64_t last_pfn);
 
+/* Record REC is a zero-filled page of a huge page that the kernel frees
+ * when ksmd splits it: never merged, no rmap item for long, counted apart
+ * (the estimate) or left out (a fingerprint). */
+bool freed_by_split(const struct scan *s, size_t rec);
+
 /* Counts the contents of the scanned records and predicts what KSM would
  * reach into s->res.  Returns 0, or -1 when out of memory. */
 int predict(struct scan *s);
