@@ -397,3 +397,65 @@ between_passes() { [[ "$(cat /proc/$1/wchan 2>/dev/null)" == *nanosleep* ]]; }
 	run -1 grep -q "matches no process" "$BATS_TEST_TMPDIR/err"
 	[ ! -s "$BATS_TEST_TMPDIR/out" ]
 }
+
+@test "estimate: zero pages in transparent huge pages are counted apart where a split frees them" {
+	# Since 6.12 the split that KSM makes maps zero-filled subpages to the
+	# zero page: freed, but never merged nor counted by KSM.
+	requires root ksm
+	echo 0 >$KSM/use_zero_pages
+	start_workload a -- "$PROGS/dupmem" merge=auto hugezeros=32 mmap=2 wait
+	thp_given "$(wl_pid a)" 32768
+	rss0=$(rss_kb "$(wl_pid a)")
+	table=$("$KSM_RUN" --estimate="$(wl_pid a)")
+	predict_then_merge "$(wl_pid a)"
+	echo "estimate: $(est pages_sharing) sharing, $(est huge_zero_pages) zero in huge pages," \
+		"split frees them: $(est split_frees_zero_pages); KSM: $real_sharing sharing"
+	[ "$(est huge_zero_pages)" -ge 8192 ]
+	case $(est split_frees_zero_pages) in
+	yes)
+		[ "$(est freed_by_split_pages)" = "$(est huge_zero_pages)" ]
+		# the memory is freed all the same, as ksmd reaches each huge
+		# page (that changes nothing converge watches): Rss falls by 32 MiB
+		echo 1 >$KSM/run
+		wait_until 30 no_thp_left "$(wl_pid a)"
+		read -r real_sharing _ <<<"$(own_ksm "$(wl_pid a)")"
+		echo "Rss $rss0 kB before, $(rss_kb "$(wl_pid a)") kB after"
+		[ $((rss0 - $(rss_kb "$(wl_pid a)"))) -ge 30000 ]
+		grep -q "freed when huge pages are split 8192 pages (32.0 MiB)" <<<"$table" ;;
+	no)
+		[ "$(est freed_by_split_pages)" = 0 ] ;;
+	*)
+		skip_or_fail "whether a split frees zero pages is unknown here" ;;
+	esac
+	within_pct "$(est pages_sharing)" "$real_sharing" 2
+}
+
+@test "estimate: transparent huge pages that hold data merge as predicted" {
+	requires root ksm
+	echo 0 >$KSM/use_zero_pages
+	start_workload a -- "$PROGS/dupmem" merge=auto hugefill=32 wait verify
+	thp_given "$(wl_pid a)" 32768
+	predict_then_merge "$(wl_pid a)"
+	[ "$(est huge_zero_pages)" -lt 100 ] && [ "$(est freed_by_split_pages)" -lt 100 ]
+	[ "$(est pages_sharing)" -ge 8000 ]
+	within_pct "$(est pages_sharing)" "$real_sharing" 2
+}
+
+@test "estimate: not root, zero pages of huge pages are told apart by PAGEMAP_SCAN" {
+	requires root
+	stage_for_nobody dupmem
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/dupmem" hugezeros=8 mmap=2 wait
+	thp_given "$(wl_pid mine)" 8192
+	run as_nobody "$NB_KSM_RUN" --estimate="$(wl_pid mine)" --json
+	[ "$status" = 0 ]
+	est=${lines[-1]}
+	[ "$(jq -r .scan.pfn_visible <<<"$est")" = false ]
+	[ "$(jq -r .scan.present_ranges <<<"$est")" = pagemap_scan ] || kernel_lacks "PAGEMAP_SCAN (Linux 6.7)"
+	[ "$(jq -r .huge_zero_pages <<<"$est")" = 2048 ]
+	case $(jq -r .split_frees_zero_pages <<<"$est") in
+	yes) [ "$(jq -r .freed_by_split_pages <<<"$est")" = 2048 ]
+	     [ "$(jq -r .pages_sharing <<<"$est")" -lt 600 ] ;;
+	no) [ "$(jq -r .freed_by_split_pages <<<"$est")" = 0 ] ;;
+	*) skip_or_fail "whether a split frees zero pages is unknown here" ;;
+	esac
+}

@@ -458,3 +458,18 @@ hashes() { awk -F'\t' 'NR > 1 && $1 ~ /^[0-9a-f]+$/ { print $1 }' "$1" | sort; }
 	combine "$FP/$cg-x_y.kfp" "$FP/$cg-x_y-2.kfp"
 	[ "$(comb '[.fingerprints[].label] | sort | join(" ")')" = "/$cg-x/y /$cg-x_y" ]
 }
+
+@test "fleet: zero pages that a huge page's split frees are left out of a fingerprint, as out of the estimate" {
+	start_workload a -- "$PROGS/dupmem" merge=auto hugezeros=8 mmap=2 wait
+	thp_given "$(wl_pid a)" 8192
+	estimate "$(wl_pid a)"
+	take 1 binary "A=$(wl_pid a)"
+	combine "$FP/A.kfp"
+	echo "estimate: $(est pages_sharing) $(est rmap_items), freed by split $(est freed_by_split_pages);" \
+		"union: $(comb .union.pages_sharing) $(comb .union.rmap_items)"
+	[ "$(est huge_zero_pages)" -ge 2048 ]
+	[ "$(comb .union.pages_sharing)" = "$(est pages_sharing)" ]
+	[ "$(comb .union.zero_pages)" = "$(est zero_pages)" ]
+	[ "$(comb .union.rmap_items)" = "$(est rmap_items)" ]
+	[ "$(comb .union.general_profit)" = "$(est profit_bytes)" ]
+}

@@ -67,3 +67,17 @@ converge() {
 	done
 	return 1
 }
+
+# thp_given PID KB: PID holds at least KB of transparent huge pages (smaps
+# AnonHugePages); a host that gives none (enabled "never", or none free)
+# is one where the test does not apply.
+thp_given() {
+	local kb
+	kb=$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)
+	[ "$kb" -ge "$2" ] && return 0
+	kernel_lacks "transparent huge page for the test (AnonHugePages ${kb} kB;" \
+		"enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null))"
+}
+
+rss_kb() { awk '/^Rss:/ { print $2 }' /proc/$1/smaps_rollup; }
+no_thp_left() { [ "$(awk '/^AnonHugePages:/ { print $2 }' /proc/$1/smaps_rollup)" = 0 ]; }

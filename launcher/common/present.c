@@ -51,6 +51,9 @@ struct pm_scan_arg {
 
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #endif
+#ifndef PAGE_IS_HUGE
+#define PAGE_IS_HUGE (1 << 6)           /* mapped by a PMD: a whole huge page */
+#endif
 
 /* Pages KSM could scan: present, anonymous (not PAGE_IS_FILE), and with
  * NOT_ZERO not the zero page.  One page is enough: the caller reads pagemap
@@ -103,4 +106,31 @@ int present_next(int pagemap_fd, uint64_t from, uint64_t to, bool not_zero, uint
 		return n < 0 ? -1 : 0;
 	*at = v.start;
 	return 1;
+}
+
+int present_huge_runs(int pagemap_fd, uint64_t from, uint64_t to, uint64_t (*v)[2], int n, uint64_t *walk_end)
+{
+	struct page_region regions[64];
+	struct pm_scan_arg a = {
+		.size = sizeof a,
+		.start = from,
+		.end = to,
+		.vec = (uintptr_t)regions,
+		.vec_len = (uint64_t)(n < 64 ? n : 64),
+		.category_mask = PAGE_IS_HUGE | PAGE_IS_PRESENT,
+		.return_mask = PAGE_IS_HUGE,
+	};
+	int got, i;
+
+	do
+		got = ioctl(pagemap_fd, PAGEMAP_SCAN, &a);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -1;
+	for (i = 0; i < got; i++) {
+		v[i][0] = regions[i].start;
+		v[i][1] = regions[i].end;
+	}
+	*walk_end = a.walk_end;
+	return got;
 }

@@ -28,6 +28,15 @@ bool present_scan_probe(void);
 int present_next(int pagemap_fd, uint64_t from, uint64_t to, bool not_zero, uint64_t *at);
 
 /*
+ * The runs of pages in [FROM, TO) that a huge page maps whole (PMD-mapped
+ * transparent huge pages: PAGE_IS_HUGE), at most N of them into V as
+ * [start, end) pairs, and in *WALK_END where the kernel stopped: call
+ * again from there while it is below TO.  Returns how many, or -1 with
+ * errno from the ioctl.
+ */
+int present_huge_runs(int pagemap_fd, uint64_t from, uint64_t to, uint64_t (*v)[2], int n, uint64_t *walk_end);
+
+/*
  * Without PAGEMAP_SCAN (before 6.7), the largest region whose pagemap is
  * read entry by entry: 64 GiB is 16 million entries, a second or two.  A
  * larger one (a reservation of terabytes) would take minutes or hours; it

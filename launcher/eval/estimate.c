@@ -38,6 +38,7 @@
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
 #include "eval/fingerprint_take.h"
+#include "eval/hugezero.h"
 #include "eval/regionclass.h"
 #include "kernel_abi.h"
 #include "maps.h"
@@ -545,6 +546,7 @@ int estimate_main(const struct estimate_opts *o)
 		status = nothing_estimated(o->target, &res);
 		goto out;
 	}
+	huge_zero_find(&s);
 	if (predict(&s) < 0)
 		die_oom();
 	res.record_bytes = s.rec_cap * sizeof *s.recs;
@@ -562,6 +564,7 @@ out:
 	free(res.classes);
 	free(res.procs);
 	free(s.recs);
+	free(s.huge_zero);
 	free(s.regs);
 	free(s.buf);
 	pid_list_free(&pids);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/procfs.h"
+#include "common/thpsplit.h"
 #include "eval/accounting.h"
 #include "eval/contents.h"
 #include "eval/estimate_predict.h"
@@ -54,6 +55,11 @@ static int by_hash_pfn(const void *a, const void *b)
  */
 #define NO_MERGE UINT64_MAX
 
+bool freed_by_split(const struct scan *s, size_t rec)
+{
+	return s->huge_zero && s->huge_zero[rec] && s->res->split_frees_zero == THP_SPLIT_ZERO_FREED;
+}
+
 static void compare_frames(struct scan *s, struct est_result *r)
 {
 	const struct ksm_rule rule = est_rule(r);
@@ -71,7 +77,8 @@ static void compare_frames(struct scan *s, struct est_result *r)
 			continue;
 		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
 			const struct record *rec = &s->recs[j];
-			if (rec->hash == VOLATILE_HASH || (rec->hash == s->zero_hash && r->use_zero_pages))
+			if (rec->hash == VOLATILE_HASH || (rec->hash == s->zero_hash && r->use_zero_pages) ||
+			    freed_by_split(s, j))
 				continue;
 			v[n++] = (struct frame_rec){ rec->hash, rec->pfn, j };
 		}
@@ -124,6 +131,10 @@ int predict(struct scan *s)
 			r->candidate++;
 			if (rec->hash == VOLATILE_HASH)
 				continue;
+			if (freed_by_split(s, j)) {
+				r->freed_by_split++;
+				continue;
+			}
 			if (rec->hash == s->zero_hash) {
 				r->zero_pages++;
 				if (r->use_zero_pages)
@@ -148,10 +159,11 @@ int predict(struct scan *s)
 	 * within each process alone saves N - K, across processes K - D more. */
 	r->distinct = t.used;
 	r->within_pages = r->candidate - r->volatile_pages - (r->use_zero_pages ? r->zero_pages : 0)
-			  - t.process_pairs;
+			  - r->freed_by_split - t.process_pairs;
 	r->across_pages = t.process_pairs - t.used;
 	compare_frames(s, r);
-	r->rmap_items = r->candidate;
+	/* ksmd keeps no rmap item for a page the split mapped to the zero page. */
+	r->rmap_items = r->candidate - r->freed_by_split;
 	tally.pages_sharing = r->pages_sharing;
 	r->profit_bytes = ksm_profit_bytes(&rule, &tally, r->rmap_items);
 
@@ -165,7 +177,7 @@ int predict(struct scan *s)
 		for (j = rr->first; j < rr->first + rr->n; j++) {
 			uint64_t h = s->recs[j].hash, n;
 			double share;
-			if (h == VOLATILE_HASH || s->recs[j].pfn == NO_MERGE)
+			if (h == VOLATILE_HASH || s->recs[j].pfn == NO_MERGE || freed_by_split(s, j))
 				continue;
 			if (h == s->zero_hash && r->use_zero_pages) {
 				share = 1;

@@ -43,6 +43,7 @@ struct scan {
 	int pass;                       /* 0, or 1: the second pass of --settle */
 	bool pagemap_scan;              /* the kernel answers PAGEMAP_SCAN (present.c) */
 	uint64_t zero_hash, zero_pfn;
+	unsigned char *huge_zero;       /* per record: a zero page in a huge page (hugezero.c), or NULL */
 	char *buf;
 	uint64_t batch_addr[BATCH_PAGES], batch_pfn[BATCH_PAGES];
 	int nbatch;
@@ -60,6 +61,11 @@ struct ksm_rule est_rule(const struct est_result *r);
  * fork, and never merged, since KSM does not merge a page with itself.
  */
 bool frames_never_merge(int kpf, uint64_t n, uint64_t first_pfn, uint64_t last_pfn);
+
+/* Record REC is a zero-filled page of a huge page that the kernel frees
+ * when ksmd splits it: never merged, no rmap item for long, counted apart
+ * (the estimate) or left out (a fingerprint). */
+bool freed_by_split(const struct scan *s, size_t rec);
 
 /* Counts the contents of the scanned records and predicts what KSM would
  * reach into s->res.  Returns 0, or -1 when out of memory. */

@@ -14,6 +14,7 @@
 #include "common/present.h"
 #include "common/reportfile.h"
 #include "common/text.h"
+#include "common/thpsplit.h"
 #include "eval/estimate_report.h"
 #include "kernel_abi.h"
 
@@ -97,6 +98,9 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 	jw_ll(&w, "saved_now_pages", count_or_unknown(r->saved_now));
 	jw_ll(&w, "new_profit_bytes", new_profit(r, &np) ? np : LLONG_MIN);
 	jw_ll(&w, "single_frame_pages", (long long)r->single_frame_pages);
+	jw_ll(&w, "huge_zero_pages", count_or_unknown(r->huge_zero_pages));
+	jw_string(&w, "split_frees_zero_pages", thp_split_zero_name(r->split_frees_zero));
+	jw_ll(&w, "freed_by_split_pages", (long long)r->freed_by_split);
 	jw_ll(&w, "max_page_sharing", r->max_page_sharing);
 	jw_ll(&w, "use_zero_pages", r->use_zero_pages);
 	jw_g(&w, "settle_seconds", r->settle);
@@ -150,6 +154,28 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 	jw_finish(&w);
 }
 
+/* Zero-filled pages of transparent huge pages: freed by the split where the
+ * kernel remaps them (not KSM's saving), or why that is not known. */
+static void print_huge_zero(FILE *f, const struct est_result *r)
+{
+	if (r->freed_by_split)
+		fprintf(f, "  freed when huge pages are split %llu pages (%.1f MiB): zero-filled pages of transparent\n"
+			"  huge pages; ksmd splits a huge page to merge it, and this kernel then maps them to\n"
+			"  the zero page: memory saved, but not by a merge, so KSM counts them nowhere (not in\n"
+			"  pages_sharing, ksm_zero_pages or general_profit, nor in the figures above)\n",
+			(unsigned long long)r->freed_by_split, MIB(r->freed_by_split));
+	else if (r->huge_zero_pages > 0 && r->split_frees_zero == THP_SPLIT_ZERO_UNKNOWN)
+		fprintf(f, "  uncertain: %.1f MiB of the zero pages are in transparent huge pages, and whether a\n"
+			"  split frees them (Linux 6.12+: then KSM never merges them) is unknown: %s\n",
+			MIB((uint64_t)r->huge_zero_pages), r->split_unknown_why);
+	else if (r->huge_zero_pages < 0 && r->zero_pages && r->split_frees_zero != THP_SPLIT_ZERO_KEPT)
+		fprintf(f, "  uncertain: zero pages in transparent huge pages are told apart by frame (root\n"
+			"  only); %s, so those would be freed, not merged, and the figures above\n"
+			"  may count them\n", r->split_frees_zero == THP_SPLIT_ZERO_FREED
+			? "this kernel frees them when ksmd splits a huge page"
+			: "this kernel may free them when ksmd splits a huge page");
+}
+
 static void print_table(FILE *f, const struct est_result *r, const struct est_proc **procs,
 			const struct est_class **classes)
 {
@@ -178,6 +204,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		"%.1f MiB included)\n", r->profit_bytes / 1048576.0, r->rmap_items * KSM_RMAP_ITEM_BYTES / 1048576.0);
 	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
 		MIB(r->within_pages), MIB(r->across_pages));
+	print_huge_zero(f, r);
 	if (r->left_out_regions)
 		fprintf(f, "  LEFT OUT: %llu region%s over %llu GiB, %.1f MiB of anonymous memory: this kernel has\n"
 			"  no PAGEMAP_SCAN (Linux 6.7+) to find their pages, and reading every page's entry\n"

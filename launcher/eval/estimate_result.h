@@ -52,6 +52,14 @@ struct est_result {
 	/* Without PAGEMAP_SCAN: regions over WALK_WITHOUT_SCAN_MAX not walked, and
 	 * their anonymous memory (smaps), which the figures leave out. */
 	uint64_t left_out_regions, left_out_bytes;
+	/* Zero-filled pages inside transparent huge pages (-1: cannot be told
+	 * without root), whether a split frees them (enum thp_split_zero, and
+	 * why not known), and the pages counted apart for it: freed when ksmd
+	 * splits their huge page, never merged nor counted by KSM. */
+	long long huge_zero_pages;
+	int split_frees_zero;
+	const char *split_unknown_why;
+	uint64_t freed_by_split;
 };
 
 #endif

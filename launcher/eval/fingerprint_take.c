@@ -76,7 +76,9 @@ static size_t build(const struct scan *s, const bool *in, const struct fp_key *k
 		fp->pages += p->nrec;
 		for (j = p->first_rec; j < p->first_rec + p->nrec; j++) {
 			const struct record *rec = &s->recs[j];
-			if (rec->hash == VOLATILE_HASH)
+			if (freed_by_split(s, j))
+				fp->pages--;    /* freed by the split, not by KSM: as the estimate */
+			else if (rec->hash == VOLATILE_HASH)
 				fp->volatile_pages++;
 			else if (rec->hash == s->zero_hash)
 				fp->zero_pages++;

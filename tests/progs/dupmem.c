@@ -33,6 +33,10 @@
  *   pairs=MIB       anonymous mmap whose pages come in equal pairs
  *   zeros=MIB       anonymous mmap of written, all-zero pages
  *   churn=MIB       anonymous mmap that a thread keeps rewriting (volatile)
+ *   hugezeros=MIB   written, all-zero pages in transparent huge pages: a
+ *                   mapping aligned to 2 MiB with MADV_HUGEPAGE (as QEMU
+ *                   asks for guest memory)
+ *   hugefill=MIB    the same, every page holding one value (like mmap=)
  *   seed=N          the fill value of the next region (processes that use
  *                   the same seeds hold the same contents)
  *   verify          check that every filled region still holds what was
@@ -318,6 +322,20 @@ static int run(int argc, char **argv, int i)
 			} else {
 				fill_pattern(p, len, pat);
 			}
+			*strchr(a, '=') = '\0';
+			region(a, p);
+		} else if (!strncmp(a, "hugezeros=", 10) || !strncmp(a, "hugefill=", 9)) {
+			const size_t huge = 2 << 20;
+			len = (mib(v) + huge - 1) & ~(huge - 1);
+			char *m = mmap(NULL, len + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				die("mmap");
+			char *p = (char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+			if (madvise(p, len, MADV_HUGEPAGE))
+				die("madvise(MADV_HUGEPAGE)");
+			if (advise_regions && madvise(p, len, MADV_MERGEABLE))
+				die("madvise(MADV_MERGEABLE)");
+			fill_pattern(p, len, a[4] == 'z' ? ZEROS : SAME);
 			*strchr(a, '=') = '\0';
 			region(a, p);
 		} else if (!strncmp(a, "reserve=", 8)) {
