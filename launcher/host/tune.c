@@ -396,6 +396,7 @@ static void follow_churn(struct tuner *t, const struct sys_sample *now)
 	struct scan_mark m, *was = &t->steady_mark;
 	double dt, period, by_growth, allowed;
 	long long shortfall;
+	bool was_fastest;
 
 	mark_of(&m, now);
 	if (m.scans == LLONG_MIN || m.scans <= was->scans || (dt = m.t - was->t) <= 0)
@@ -410,6 +411,7 @@ static void follow_churn(struct tuner *t, const struct sys_sample *now)
 	t->steady_mark_ended_scan = true;
 	t->hurried = false;
 	period = t->period_s > 0 ? t->period_s : fastest_s(t);
+	was_fastest = period <= fastest_s(t);
 	/* The pages waiting now were written during the scan that ended: the churn per second. */
 	shortfall = m.sharing >= 0 && t->peak_sharing > m.sharing ? t->peak_sharing - m.sharing : 0;
 	allowed = CHURN_SHARE * (double)t->peak_sharing;
@@ -422,6 +424,11 @@ static void follow_churn(struct tuner *t, const struct sys_sample *now)
 	if (by_growth < period)
 		period = by_growth;
 	t->period_s = period < fastest_s(t) ? fastest_s(t) : period > ceiling_s(t) ? ceiling_s(t) : period;
+	/* Merges lost for good (pages written with content of their own) are
+	 * not churn: a shortfall that even the fastest period does not win
+	 * back fades, by half a scan, or it would hold the period there. */
+	if (shortfall > 0 && t->period_s <= fastest_s(t) && was_fastest)
+		t->peak_sharing = m.sharing + shortfall / 2;
 	*was = m;
 }
 

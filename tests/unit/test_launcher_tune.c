@@ -519,6 +519,17 @@ static void test_tune_steady_follows_the_churn(void)
 		CHECK((w.cpu - cpu0) / 600 < 0.01);
 	}
 
+	/* 7% of the merged pages lost for good (under the tenth that boosts):
+	 * the period shortens, finds nothing to win back, and grows again. */
+	world_start(&w, &t, &s0, 0);
+	world_run(&w, &t, &s0, 600, &boosts);
+	CHECK(t.period_s == 120);
+	w.base -= 2800;
+	world_run(&w, &t, &s0, 120, &boosts);
+	CHECK(t.period_s < 120);
+	world_run(&w, &t, &s0, 1200, &boosts);
+	CHECK(t.phase == TUNE_STEADY && boosts == 0 && t.period_s == 120);
+
 	/* 5% of the 40,000 merged pages written a minute. */
 	world_start(&w, &t, &s0, 40000 * 0.05 / 60);
 	world_run(&w, &t, &s0, 1800, &boosts);
