@@ -241,6 +241,11 @@ static void tick_locked(struct host_tuner *h, const struct election_news *news, 
 	if (news->became_tuner)
 		take_over(h, news, now);
 	check_others(h);
+	/* The host's scan cost, measured while this instance's knobs are the ones in force. */
+	if (h->m.tuning && !h->yielded)
+		scancal_watch_sample(&h->scan_cost, now);
+	else
+		scancal_watch_reset(&h->scan_cost);
 	if (!h->m.tuning || h->yielded || h->user_rate || h->policy.phase == TUNE_OFF)
 		return;
 	measure(h, news, now);
