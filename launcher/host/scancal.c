@@ -201,34 +201,47 @@ static long rate_knob(const char *name)
 	return (long)v;
 }
 
-void scancal_watch_reset(struct scancal_watch *w)
+void scancal_watch_finish(struct scancal_watch *w)
 {
+	struct scancal cal;
+	char why[320];
+
+	if (!w->started || w->done)
+		return;
 	w->started = false;
+	if (w->scans1 - w->scans0 < SCANCAL_MIN_SCANS ||
+	    !scancal_of_measure(w->cpu1 - w->cpu0, w->t1 - w->t0, w->scanned1 - w->scanned0, w->pages_to_scan,
+				w->sleep_ms, &cal))
+		return;
+	w->done = true;
+	if (scancal_save(&cal, why, sizeof why))
+		msg("the scan cost was measured but not kept: %s", why);
 }
 
 void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now)
 {
-	long long scanned = sys_value(now, "pages_scanned");
+	long long scanned = sys_value(now, "pages_scanned"), scans = sys_value(now, "full_scans");
 	long pages, sleep_ms;
-	struct scancal cal;
-	char why[320];
 
 	/* Root only: the directory is root's.  No pages_scanned (before 6.6): no measure. */
-	if (w->done || geteuid() != 0 || scanned == LLONG_MIN || now->ksmd_cpu < 0)
+	if (w->done || geteuid() != 0 || scanned == LLONG_MIN || scans == LLONG_MIN || now->ksmd_cpu < 0)
 		return;
 	pages = rate_knob("pages_to_scan");
 	sleep_ms = rate_knob("sleep_millisecs");
 	if (pages <= 0 || sleep_ms < 0)
 		return;
 	/* A measure is of one rate: the boost's, or the user's. */
-	if (!w->started || pages != w->pages_to_scan || sleep_ms != w->sleep_ms) {
-		*w = (struct scancal_watch){ .started = true, .cpu0 = now->ksmd_cpu, .t0 = now->t,
-					     .scanned0 = scanned, .pages_to_scan = pages, .sleep_ms = sleep_ms };
-		return;
+	if (w->started && (pages != w->pages_to_scan || sleep_ms != w->sleep_ms)) {
+		scancal_watch_finish(w);
+		if (w->done)
+			return;
 	}
-	if (!scancal_of_measure(now->ksmd_cpu - w->cpu0, now->t - w->t0, scanned - w->scanned0, pages, sleep_ms, &cal))
-		return;
-	w->done = true;
-	if (scancal_save(&cal, why, sizeof why))
-		msg("the scan cost was measured but not kept: %s", why);
+	if (!w->started)
+		*w = (struct scancal_watch){ .started = true, .cpu0 = now->ksmd_cpu, .t0 = now->t,
+					     .scanned0 = scanned, .scans0 = scans, .pages_to_scan = pages,
+					     .sleep_ms = sleep_ms };
+	w->cpu1 = now->ksmd_cpu;
+	w->t1 = now->t;
+	w->scanned1 = scanned;
+	w->scans1 = scans;
 }

@@ -23,6 +23,9 @@
 /* Enough work for a figure worth keeping: CPU time comes in 10 ms ticks. */
 #define SCANCAL_MIN_PAGES 200000
 #define SCANCAL_MIN_CPU_S 0.5
+/* And the passes that merge, whose pages cost more than a checksum (the
+ * merge, the trees' compares): the scan under way, then two full ones. */
+#define SCANCAL_MIN_SCANS 3
 
 struct scancal {
 	double ns_per_page;
@@ -54,18 +57,25 @@ int scancal_save(const struct scancal *cal, char *why, size_t whylen);
 bool scancal_of_measure(double cpu_s, double wall_s, long long pages, long pages_to_scan, long sleep_ms,
 			struct scancal *out);
 
-/* A run's measure, fed the samples while its instance holds the tuning. */
+/*
+ * A run's measure, fed the samples while its instance holds the tuning:
+ * from the first sample at a rate to the last at that rate, so that it
+ * covers the passes that merge as well as the first (the boost's whole
+ * length under the default tuning, the run's at a fixed rate).
+ */
 struct scancal_watch {
 	bool started, done;
-	double cpu0, t0;
-	long long scanned0;
-	long pages_to_scan, sleep_ms;   /* in force when it started: a change restarts it */
+	double cpu0, t0, cpu1, t1;
+	long long scanned0, scans0, scanned1, scans1;
+	long pages_to_scan, sleep_ms;   /* in force when it started: a change ends it */
 };
 
-/* One sample; saves once per run when the work is enough (a warning on failure). */
+/* One sample.  A change of rate ends the measure at the rate before (kept
+ * if it is enough) and starts one at the new rate; once kept, no other. */
 void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now);
 
-/* Stops the measure (the instance no longer tunes): a later one starts afresh. */
-void scancal_watch_reset(struct scancal_watch *w);
+/* The instance stops tuning or leaves: the measure so far is kept if it is
+ * enough (a warning on failure), and a later one starts afresh. */
+void scancal_watch_finish(struct scancal_watch *w);
 
 #endif
