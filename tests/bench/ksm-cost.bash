@@ -41,7 +41,7 @@ bench_cost_follow() {
 	t0=$EPOCHREALTIME
 	eval "$1"
 	# Sampled until four full scans have passed without a gain.
-	local last_gain_scans=-1 last_gain_s=$SECONDS scans0 now_scans sharing prev=-1 scanned
+	local last_gain_scans=-1 last_gain_s=$SECONDS start_s=$SECONDS scans0 now_scans sharing prev=-1 scanned
 	knob full_scans; scans0=$v
 	exec 9>"$series"
 	while :; do
@@ -54,7 +54,8 @@ bench_cost_follow() {
 		[ $((now_scans - scans0)) -ge 3 ] && [ $((now_scans - last_gain_scans)) -ge 4 ] && break
 		# A tuner's steady phase scans slowly: 15 s without a gain ends it too.
 		[ $((now_scans - scans0)) -ge 3 ] && [ $((SECONDS - last_gain_s)) -ge 15 ] && break
-		[ $((now_scans - scans0)) -ge 200 ] && break
+		# ksmd that never scans (a tuner that did not start): two minutes at most.
+		[ $((now_scans - scans0)) -ge 200 ] || [ $((SECONDS - start_s)) -ge 120 ] && break
 		sleep 0.05
 	done
 	exec 9>&-
