@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 		struct estimate_opts eo = {
 			.target = o.estimate, .fp = &o.fp, .lib = &o.lib,
 			.settle = o.settle, .json = o.json, .output = o.report_file,
+			.scan_pages = o.scan_pages, .scan_sleep_ms = o.scan_sleep_ms,
 		};
 		if (fp_wanted(&o.fp) && fingerprints_key(&o.fp) < 0)
 			return 125;     /* said why; nothing was read */

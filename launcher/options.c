@@ -32,7 +32,7 @@ enum {
 	O_LIST_OPTIONS, O_LIST_KNOBS, O_DAEMON, O_TAKE_OVER, O_STEADY, O_MAX_CPU, O_MIN_PROFIT,
 	O_REPORT_ALL, O_METRICS_FILE, O_WATCH, O_END_SURVIVORS, O_FINGERPRINT, O_LABEL, O_SAMPLE,
 	O_FP_FORMAT, O_FP_PER_CGROUP, O_FP_KEY, O_COMBINE, O_MATRIX, O_ATTACH, O_DETACH, O_NO_WAIT,
-	O_STOP_BUDGET, O_DURATION, O_CHECK_CONFIG, O_POLICY,
+	O_STOP_BUDGET, O_DURATION, O_CHECK_CONFIG, O_POLICY, O_SCAN_RATE,
 };
 
 /* --watch's interval when it is given without one. */
@@ -98,6 +98,7 @@ static const struct option_spec specs[] = {
 	{ "restore", no_argument, O_RESTORE, RESTORE, false },
 	{ "estimate", required_argument, O_ESTIMATE, ESTIMATE, false },
 	{ "settle", required_argument, O_SETTLE, ESTIMATE, false },
+	{ "scan-rate", required_argument, O_SCAN_RATE, ESTIMATE, false },
 	{ "fingerprint", required_argument, O_FINGERPRINT, ESTIMATE, false },
 	{ "label", required_argument, O_LABEL, ESTIMATE, false },
 	{ "sample", required_argument, O_SAMPLE, ESTIMATE, false },
@@ -230,6 +231,22 @@ static double seconds_option(const char *opt, const char *s, double lo, double h
 	return v;
 }
 
+/* --scan-rate=PAGES/MS: pages_to_scan and sleep_millisecs for --estimate's cost. */
+static void scan_rate_option(struct opts *o, const char *arg)
+{
+	const char *slash = strchr(arg, '/');
+	char pages[32];
+	long long p, ms;
+
+	if (!slash || (size_t)(slash - arg) >= sizeof pages)
+		die("--scan-rate=%s: not PAGES/MILLISECONDS (pages_to_scan/sleep_millisecs, e.g. 5000/10)", arg);
+	snprintf(pages, sizeof pages, "%.*s", (int)(slash - arg), arg);
+	if (parse_ll(pages, 1, 10000000, &p) || parse_ll(slash + 1, 0, 3600000, &ms))
+		die("--scan-rate=%s: PAGES is 1 to 10000000 and MILLISECONDS 0 to 3600000 (e.g. 5000/10)", arg);
+	o->scan_pages = (long)p;
+	o->scan_sleep_ms = (long)ms;
+}
+
 static void metrics_file_option(struct opts *o, const char *arg)
 {
 	char why[PATH_MAX + 128];
@@ -310,6 +327,7 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	case O_FP_KEY: fleet_key_option(&o->fp, arg); break;
 	case O_MATRIX: o->matrix = true; break;
 	case O_SETTLE: o->settle = seconds_option("settle", arg, 0.1, 3600); break;
+	case O_SCAN_RATE: scan_rate_option(o, arg); break;
 	case O_ATTACH: case O_DETACH: o->attach = arg; break;
 	case O_CHECK_CONFIG: case O_POLICY: o->policy = arg; break;
 	case O_STOP_BUDGET: o->stop_budget = seconds_option("stop-budget", arg, 0.0001, 1); break;

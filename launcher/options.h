@@ -34,6 +34,7 @@ struct opts {
 	double stop_budget;             /* --stop-budget, in seconds; 0: the default */
 	bool no_preload, no_tune, keep, strict, json, quiet, report_all, end_survivors;
 	double interval, settle, threshold;
+	long scan_pages, scan_sleep_ms;  /* --scan-rate; scan_pages 0: not given */
 	double duration;                /* --duration: seconds the command may run; 0 not given */
 	bool user_rate;                 /* a rate knob was given: no default tuning */
 	bool take_over;                 /* keep tuning when someone else writes the knobs */

@@ -12,7 +12,7 @@ void options_usage(FILE *f)
 {
 	fprintf(f,
 "Usage: ksm-run [OPTION]... [--] COMMAND [ARG]...\n"
-"       ksm-run --estimate=TARGET [--settle=SECONDS] [--allow=LIST] [--deny=LIST] [--json]\n"
+"       ksm-run --estimate=TARGET [--settle=SECONDS] [--scan-rate=PAGES/MS] [--allow=LIST] [--deny=LIST] [--json]\n"
 "       ksm-run --estimate=TARGET [--label=NAME] --fingerprint=FILE [--estimate=...]...\n"
 "               [--sample=N] [--fingerprint-format=binary|tsv] [--fingerprint-per-cgroup=DIR]\n"
 "               [--fingerprint-key=FILE]\n"
@@ -87,6 +87,7 @@ void options_usage(FILE *f)
 "  --estimate=TARGET   predict the savings of running processes without KSM;\n"
 "                      TARGET: PID[,PID]..., all, or cgroup:PATH\n"
 "  --settle=SECONDS    with --estimate: two passes; pages that change are volatile\n"
+"  --scan-rate=PAGES/MS  with --estimate: also the cost at pages_to_scan/sleep_millisecs\n"
 "  --fingerprint=FILE  with --estimate: also write the content fingerprint of the\n"
 "                      TARGET before it (each --estimate is a target apart)\n"
 "  --label=NAME        the name of the --estimate before it, in its fingerprint\n"

@@ -34,6 +34,7 @@
 #include "common/present.h"
 #include "common/targets.h"
 #include "eval/contents.h"
+#include "eval/estimate_cost.h"
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
 #include "eval/estimate_report.h"
@@ -550,6 +551,7 @@ int estimate_main(const struct estimate_opts *o)
 	if (predict(&s) < 0)
 		die_oom();
 	res.record_bytes = s.rec_cap * sizeof *s.recs;
+	estimate_cost(&res, o);
 	if (o->output) {
 		if ((status = estimate_print_file(o->output, &res, o->json)))
 			goto out;

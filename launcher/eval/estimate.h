@@ -17,6 +17,7 @@ struct estimate_opts {
 	const struct fp_options *fp;  /* every --estimate, their fingerprints */
 	const struct config *lib;  /* --allow, --deny as options.c parsed them (selection_of_config) */
 	double settle;             /* --settle=SECONDS; 0: a single pass */
+	long scan_pages, scan_sleep_ms;  /* --scan-rate; scan_pages 0: not given */
 	bool json;                 /* --json */
 	const char *output;        /* NULL: stdout */
 };

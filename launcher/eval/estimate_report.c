@@ -15,6 +15,7 @@
 #include "common/reportfile.h"
 #include "common/text.h"
 #include "common/thpsplit.h"
+#include "eval/estimate_cost.h"
 #include "eval/estimate_report.h"
 #include "kernel_abi.h"
 
@@ -104,6 +105,7 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 	jw_ll(&w, "max_page_sharing", r->max_page_sharing);
 	jw_ll(&w, "use_zero_pages", r->use_zero_pages);
 	jw_g(&w, "settle_seconds", r->settle);
+	estimate_cost_json(&w, r);
 	jw_object(&w, "scan");
 	jw_fixed(&w, "seconds", r->seconds, 3, false);
 	jw_ll(&w, "bytes", (long long)r->bytes_read);
@@ -233,6 +235,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 		}
 	}
 
+	estimate_cost_text(f, r);
 	fprintf(f, "\n%8s  %-16s %12s %12s %7s\n", "PID", "COMMAND", "CANDIDATE", "SAVED", "RATIO");
 	for (i = 0; i < r->nprocs; i++) {
 		const struct est_proc *p = procs[i];

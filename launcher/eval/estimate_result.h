@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "eval/scancost.h"
+
 struct est_class {
 	char *name;                /* "heap", "stack", "anon", "anon:NAME", a path */
 	uint64_t candidate;        /* present anonymous pages */
@@ -27,6 +29,19 @@ struct est_proc {
 	double saved;
 	long long merging_now, profit_now, rmap_now;   /* from ksm_stat; -1 unknown */
 	size_t first_rec, nrec;    /* its records, after the scan */
+};
+
+/* What ksmd would spend to reach the savings (scancost.h). */
+struct est_cost {
+	bool known;                           /* false: no candidate pages */
+	struct scan_host host;                /* per-page CPU, a batch's extra wait */
+	bool calibrated;                      /* from the host's measure (scancal.h), else the default */
+	char kernel[65];                      /* where it was measured */
+	struct scan_cost tuned;               /* under ksm-run's default tuning */
+	bool have_rate;                       /* --scan-rate */
+	struct scan_rate rate;
+	struct scan_cost at_rate;
+	double cow_per_minute;                /* --settle: merged pages written again a minute */
 };
 
 struct est_result {
@@ -60,6 +75,7 @@ struct est_result {
 	int split_frees_zero;
 	const char *split_unknown_why;
 	uint64_t freed_by_split;
+	struct est_cost cost;
 };
 
 #endif

@@ -241,6 +241,11 @@ static void tick_locked(struct host_tuner *h, const struct election_news *news, 
 	if (news->became_tuner)
 		take_over(h, news, now);
 	check_others(h);
+	/* The host's scan cost, measured while this instance's knobs are the ones in force. */
+	if (h->m.tuning && !h->yielded)
+		scancal_watch_sample(&h->scan_cost, now);
+	else
+		scancal_watch_finish(&h->scan_cost);
 	if (!h->m.tuning || h->yielded || h->user_rate || h->policy.phase == TUNE_OFF)
 		return;
 	measure(h, news, now);
@@ -275,6 +280,7 @@ void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const
 
 int host_tuner_leave(struct host_tuner *h)
 {
+	scancal_watch_finish(&h->scan_cost);
 	return h->alone ? 0 : election_leave(&h->m);
 }
 

@@ -14,6 +14,7 @@
 #include "host/counters.h"
 #include "host/election.h"
 #include "host/knobs.h"
+#include "host/scancal.h"
 #include "host/tune.h"
 
 #define MAX_EVENTS 8
@@ -58,6 +59,7 @@ struct host_tuner {
 	 * state. */
 	const pid_t *targets;
 	int ntargets;
+	struct scancal_watch scan_cost;   /* ksmd's CPU per page while this instance tunes */
 };
 
 /*

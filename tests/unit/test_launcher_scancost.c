@@ -1,0 +1,140 @@
+/*
+ * Unit tests of --estimate's cost model (launcher/eval/scancost.c) and of
+ * the parser of the host's calibration (launcher/host/scancal.c), on
+ * made-up figures worked out by hand.  No root, no file read.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eval/scancost.h"
+#include "host/scancal.h"
+#include "unit.h"
+
+#define NEAR(a, b) near((double)(a), (double)(b))
+
+static int near(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 + 1e-6 * fabs(b);
+}
+
+/* 100,000 pages at 5000 pages / 10 ms, 1 us a page: a pass is 20 batches
+ * of 10 ms (0.2 s) and 0.1 s of CPU; the savings take two passes. */
+static void test_rate_sleep_bound(void)
+{
+	struct scan_cost k;
+
+	CHECK(scan_cost_at_rate(100000, (struct scan_host){ 1000, 0 }, (struct scan_rate){ 5000, 10 }, &k));
+	CHECK(NEAR(k.passes, 2));
+	CHECK(NEAR(k.seconds, 0.6));
+	CHECK(NEAR(k.seconds_95, 0.585));
+	CHECK(NEAR(k.cpu_seconds, 0.2));
+	CHECK(NEAR(k.cpu_seconds_95, 0.195));
+	CHECK(!k.cpu_bound);
+}
+
+/* 3 us a page at 5000 pages / 10 ms: 15 ms of work per 10 ms of sleep,
+ * more than one core can give; the time is mostly CPU.  A batch's extra
+ * 2 ms is added to each of the 20 sleeps. */
+static void test_rate_cpu_bound(void)
+{
+	struct scan_cost k;
+
+	CHECK(scan_cost_at_rate(100000, (struct scan_host){ 3000, 2 }, (struct scan_rate){ 5000, 10 }, &k));
+	CHECK(k.cpu_bound);
+	CHECK(NEAR(k.cpu_seconds, 0.6));
+	/* per pass: 20 x 12 ms + 0.3 s = 0.54 s */
+	CHECK(NEAR(k.seconds, 1.08));
+	CHECK(k.seconds > k.cpu_seconds);
+}
+
+/* The kernel's default 100 pages / 20 ms: the sleep dominates. */
+static void test_rate_kernel_default(void)
+{
+	struct scan_cost k;
+
+	CHECK(scan_cost_at_rate(1000000, (struct scan_host){ 2000, 0 }, (struct scan_rate){ 100, 20 }, &k));
+	/* per pass: 10,000 batches x 20 ms + 2 s = 202 s */
+	CHECK(NEAR(k.seconds, 404));
+	CHECK(NEAR(k.cpu_seconds, 4));
+	CHECK(!k.cpu_bound);
+}
+
+static void test_rate_nothing(void)
+{
+	struct scan_cost k;
+
+	CHECK(!scan_cost_at_rate(0, (struct scan_host){ 1000, 0 }, (struct scan_rate){ 5000, 10 }, &k));
+	CHECK(k.seconds == 0 && k.cpu_seconds == 0);
+	CHECK(!scan_cost_at_rate(100, (struct scan_host){ 1000, 0 }, (struct scan_rate){ 0, 10 }, &k));
+	CHECK(!scan_cost_at_rate(100, (struct scan_host){ 0, 0 }, (struct scan_rate){ 5000, 10 }, &k));
+	/* A sleep of 0 with a negative extra never makes time negative. */
+	CHECK(scan_cost_at_rate(100000, (struct scan_host){ 1000, -5 }, (struct scan_rate){ 5000, 0 }, &k));
+	CHECK(NEAR(k.seconds, 0.2));
+}
+
+/* The default tuning: the boost's figures, then one full scan of the
+ * pages every 20 s at 20 ms: 400,000 pages -> 400 pages a batch, 0.4 ms
+ * of CPU per 20.4 ms. */
+static void test_default_tuning(void)
+{
+	struct scan_cost k, boost;
+
+	CHECK(scan_cost_default(400000, (struct scan_host){ 1000, 0 }, &k));
+	CHECK(scan_cost_at_rate(400000, (struct scan_host){ 1000, 0 }, (struct scan_rate){ BOOST_RATE_PAGES, BOOST_RATE_MS }, &boost));
+	CHECK(NEAR(k.seconds, boost.seconds) && NEAR(k.cpu_seconds, boost.cpu_seconds));
+	CHECK(k.steady_pages == 400 && k.steady_sleep_ms == 20);
+	CHECK(NEAR(k.steady_cpu_per_hour, 3600.0 * 0.0004 / 0.0204));
+	/* Small workloads: the steady rate's floor of 100 pages. */
+	CHECK(scan_cost_default(1000, (struct scan_host){ 1000, 0 }, &k));
+	CHECK(k.steady_pages == 100);
+	/* Large ones: its ceiling, the boost's pages. */
+	CHECK(scan_cost_default(100000000, (struct scan_host){ 1000, 0 }, &k));
+	CHECK(k.steady_pages == BOOST_RATE_PAGES);
+}
+
+static void test_cow(void)
+{
+	CHECK(NEAR(cow_faults_per_minute(500, 5), 6000));
+	CHECK(cow_faults_per_minute(500, 0) == 0);
+}
+
+/* The calibration file: what a measure makes, and what is refused. */
+static void test_calibration_parse(void)
+{
+	struct scancal c;
+	char why[200];
+
+	CHECK(scancal_parse("# comment\nns_per_page 2500\nbatch_extra_ms 4.5\npages 400000\ncpu_seconds 1\n"
+			    "kernel 6.18.0\n", &c, why, sizeof why) == 0);
+	CHECK(NEAR(c.ns_per_page, 2500) && NEAR(c.batch_extra_ms, 4.5) && c.pages == 400000);
+	CHECK(!strcmp(c.kernel, "6.18.0"));
+	/* The figure must agree with its measure. */
+	CHECK(scancal_parse("ns_per_page 25\nbatch_extra_ms 0\npages 400000\ncpu_seconds 1\n", &c, why, sizeof why) < 0);
+	CHECK(strstr(why, "does not match") != NULL);
+	CHECK(scancal_parse("ns_per_page 2500\nbatch_extra_ms 0\npages 400000\n", &c, why, sizeof why) < 0);
+	CHECK(scancal_parse("ns_per_page 2500x\nbatch_extra_ms 0\npages 400000\ncpu_seconds 1\n", &c, why, sizeof why) < 0);
+	CHECK(strstr(why, "line 1") != NULL);
+	CHECK(scancal_parse("ns_per_page 2500\nbatch_extra_ms 0\npages 400000\ncpu_seconds 1\nsleep 3\n", &c, why, sizeof why) < 0);
+	CHECK(scancal_parse("ns_per_page 2500\nbatch_extra_ms 5000\npages 400000\ncpu_seconds 1\n", &c, why, sizeof why) < 0);
+	CHECK(scancal_parse("ns_per_page 5\nbatch_extra_ms 0\npages 400000000\ncpu_seconds 2\n", &c, why, sizeof why) < 0);
+	CHECK(scancal_parse("ns_per_page 50000\nbatch_extra_ms 0\npages 10\ncpu_seconds 0.0005\n", &c, why, sizeof why) < 0);
+	CHECK(scancal_parse("", &c, why, sizeof why) < 0);
+}
+
+/* A measure: 500,000 pages at 5000 / 10 ms, 1.25 s of CPU in 2.5 s: 100
+ * batches, 1.25 s of waiting, 12.5 ms each, 2.5 ms beyond the sleep. */
+static void test_calibration_measure(void)
+{
+	struct scancal c;
+
+	CHECK(scancal_of_measure(1.25, 2.5, 500000, 5000, 10, &c));
+	CHECK(NEAR(c.ns_per_page, 2500) && NEAR(c.batch_extra_ms, 2.5));
+	CHECK(!scancal_of_measure(0.1, 2.5, 500000, 5000, 10, &c));      /* too little CPU to tell */
+	CHECK(!scancal_of_measure(1.25, 2.5, 1000, 5000, 10, &c));       /* too few pages */
+	CHECK(!scancal_of_measure(1.25, 1.0, 500000, 5000, 10, &c));     /* more CPU than time */
+}
+
+UNIT_MAIN(UNIT_TEST(test_rate_sleep_bound), UNIT_TEST(test_rate_cpu_bound), UNIT_TEST(test_rate_kernel_default),
+	  UNIT_TEST(test_rate_nothing), UNIT_TEST(test_default_tuning), UNIT_TEST(test_cow),
+	  UNIT_TEST(test_calibration_parse), UNIT_TEST(test_calibration_measure))
