@@ -26,16 +26,15 @@
 #include <string.h>
 
 #include "eval/scancost.h"
+#include "host/tune.h"
 
 #define PASSES_TO_SAVINGS 2.0
 #define PASSES_TO_95 1.95               /* pass 1, then 95% of pass 2 */
 
-/* ksm-run's default tuning, as launcher/host/tune.c has it today. */
+/* ksm-run's default tuning (launcher/host/tune.c). */
 #define BOOST_PAGES BOOST_RATE_PAGES
 #define BOOST_SLEEP_MS BOOST_RATE_MS
-#define STEADY_SCAN_S 20.0              /* a full scan of the tracked pages every 20 s */
 #define STEADY_SLEEP_MS 20              /* the sleep before the boost: the kernel's default */
-#define STEADY_MIN_PAGES 100
 
 static double pass_seconds(uint64_t pages, struct scan_host host, struct scan_rate rate)
 {
@@ -65,27 +64,27 @@ bool scan_cost_at_rate(uint64_t pages, struct scan_host host, struct scan_rate r
 
 /*
  * The default tuning: boost at 5000 pages every 10 ms until the savings,
- * then the steady rate of tune.c's steady_pages(): a full scan of the
- * tracked pages every STEADY_SCAN_S at the kernel's default sleep.  Smart
- * scan (6.7+) skips pages found unique, so where the kernel has it the
- * steady figure is an upper bound.
+ * then the steady rate of memory that stays (tune.c): a full scan every
+ * --steady seconds (its default), of every candidate page.  Smart scan
+ * (6.7+) skips pages found unique, and churn shortens the period, so the
+ * steady figure is for still memory, and an upper bound of it where the
+ * kernel has smart scan.
  */
 bool scan_cost_default(uint64_t pages, struct scan_host host, struct scan_cost *out)
 {
 	struct scan_rate boost = { BOOST_PAGES, BOOST_SLEEP_MS };
-	double steady_pages, c = host.ns_per_page / 1e9, wait;
+	struct tune_config cfg;
+	long long steady_pages, steady_sleep;
+	double c = host.ns_per_page / 1e9, wait;
 
 	if (!scan_cost_at_rate(pages, host, boost, out))
 		return false;
-	steady_pages = (double)pages * STEADY_SLEEP_MS / (STEADY_SCAN_S * 1000.0);
-	if (steady_pages < STEADY_MIN_PAGES)
-		steady_pages = STEADY_MIN_PAGES;
-	if (steady_pages > BOOST_PAGES)
-		steady_pages = BOOST_PAGES;
+	tune_defaults(&cfg);
+	tune_steady_rate((double)pages, cfg.steady_scan_s, STEADY_SLEEP_MS, &steady_pages, &steady_sleep);
 	out->steady_pages = (long)steady_pages;
-	out->steady_sleep_ms = STEADY_SLEEP_MS;
+	out->steady_sleep_ms = (long)steady_sleep;
 	/* Pages per hour at that rate, each batch's work added to its sleep; one core at most. */
-	wait = ((double)STEADY_SLEEP_MS + host.batch_extra_ms) / 1000.0;
+	wait = ((double)steady_sleep + host.batch_extra_ms) / 1000.0;
 	out->steady_cpu_per_hour = 3600.0 * (double)out->steady_pages * c /
 				   ((wait > 0 ? wait : 0) + (double)out->steady_pages * c);
 	return true;

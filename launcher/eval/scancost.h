@@ -9,9 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The default tuning's boost (launcher/host/tune.c). */
-#define BOOST_RATE_PAGES 5000
-#define BOOST_RATE_MS 10
+#include "host/tune.h"
+
+/* The default tuning's boost, as the tuner writes it. */
+#define BOOST_RATE_PAGES TUNE_BOOST_PAGES
+#define BOOST_RATE_MS TUNE_BOOST_SLEEP_MS
 
 /* Per-page CPU cost when the host was never calibrated (scancal.h). */
 #define SCANCOST_DEFAULT_NS 2500.0

@@ -55,8 +55,8 @@
 #include "host/knobs.h"
 #include "host/tune.h"
 
-#define BOOST_PAGES 5000
-#define BOOST_SLEEP "10"
+#define BOOST_PAGES TUNE_BOOST_PAGES
+#define BOOST_SLEEP "10"                /* TUNE_BOOST_SLEEP_MS, as the knob's text */
 #define BOOST_MAX_S 60.0               /* after the memory last grew */
 /* Full scans before judging: the first only records checksums. */
 #define MIN_SCANS 3
@@ -153,17 +153,13 @@ static double fastest_s(const struct tuner *t)
 	return ceiling_s(t) < STEADY_FASTEST_S ? ceiling_s(t) : STEADY_FASTEST_S;
 }
 
-/*
- * The steady rate: the pages of a full scan over the period, as
- * PAGES every SLEEP ms: the sleep from before, or at least
- * STEADY_MIN_PAGES a wake-up with a longer sleep.
- */
-static void steady_rate(const struct tuner *t, double pressure, long long *pages, long long *sleep_ms)
+void tune_steady_rate(double scan_pages, double period_s, long long sleep_before_ms, long long *pages,
+		      long long *sleep_ms)
 {
-	double per_s = t->scan_pages / steady_period(t, pressure);
-	long long p = (long long)(per_s * (double)sleep_ms_of(t) / 1000);
+	double per_s = period_s > 0 ? scan_pages / period_s : 0;
+	long long p = (long long)(per_s * (double)sleep_before_ms / 1000);
 
-	*sleep_ms = sleep_ms_of(t);
+	*sleep_ms = sleep_before_ms;
 	if (p >= STEADY_MIN_PAGES) {
 		*pages = p > BOOST_PAGES ? BOOST_PAGES : p;
 		return;
@@ -172,7 +168,13 @@ static void steady_rate(const struct tuner *t, double pressure, long long *pages
 	if (per_s > 0 && 1000.0 * STEADY_MIN_PAGES / per_s > (double)*sleep_ms)
 		*sleep_ms = (long long)(1000.0 * STEADY_MIN_PAGES / per_s);
 	if (*sleep_ms > STEADY_MAX_SLEEP_MS)
-		*sleep_ms = STEADY_MAX_SLEEP_MS > sleep_ms_of(t) ? STEADY_MAX_SLEEP_MS : sleep_ms_of(t);
+		*sleep_ms = STEADY_MAX_SLEEP_MS > sleep_before_ms ? STEADY_MAX_SLEEP_MS : sleep_before_ms;
+}
+
+/* The steady rate: the pages of a full scan over the period. */
+static void steady_rate(const struct tuner *t, double pressure, long long *pages, long long *sleep_ms)
+{
+	tune_steady_rate(t->scan_pages, steady_period(t, pressure), sleep_ms_of(t), pages, sleep_ms);
 }
 
 /* Within the CPU ceiling: fewer pages when ksmd used more than it may. */

@@ -14,6 +14,10 @@
 
 enum tune_phase { TUNE_OFF, TUNE_BOOST, TUNE_STEADY };
 
+/* The boost's rate (also --estimate's cost of the default tuning). */
+#define TUNE_BOOST_PAGES 5000
+#define TUNE_BOOST_SLEEP_MS 10
+
 /* What the daemon can set; a command's run takes the defaults (tune_defaults). */
 struct tune_config {
 	double steady_scan_s;          /* the longest time between full scans in the steady phase */
@@ -79,6 +83,15 @@ void tune_start(struct tuner *t, const struct tune_config *cfg, const char *slee
 /* Take over from a tuner that ended in the steady phase: no new boost. */
 void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const char *sleep_before,
 			const struct sys_sample *now, struct knob_set *want);
+
+/*
+ * The steady phase's rate for SCAN_PAGES pages a full scan every PERIOD_S
+ * seconds: PAGES every SLEEP_MS, at SLEEP_BEFORE_MS, or 100 pages with a
+ * longer sleep (up to a second) when that is fewer.  The one rule, for the
+ * tuner and for --estimate's cost of the default tuning.
+ */
+void tune_steady_rate(double scan_pages, double period_s, long long sleep_before_ms, long long *pages,
+		      long long *sleep_ms);
 
 /* One step; the knobs to write now go into OUT, emptied first. */
 void tune_tick(struct tuner *t, const struct tune_input *in, struct knob_set *out);

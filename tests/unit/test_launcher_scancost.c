@@ -73,9 +73,10 @@ static void test_rate_nothing(void)
 	CHECK(NEAR(k.seconds, 0.2));
 }
 
-/* The default tuning: the boost's figures, then one full scan of the
- * pages every 20 s at 20 ms: 400,000 pages -> 400 pages a batch, 0.4 ms
- * of CPU per 20.4 ms. */
+/* The default tuning: the boost's figures, then still memory's steady
+ * rate: one full scan of the pages every 120 s (--steady's default) at
+ * 20 ms: 400,000 pages -> 66 pages a batch, fewer than 100, so 100 pages
+ * every 30 ms (0.1 ms of CPU per 30.1 ms). */
 static void test_default_tuning(void)
 {
 	struct scan_cost k, boost;
@@ -83,11 +84,14 @@ static void test_default_tuning(void)
 	CHECK(scan_cost_default(400000, (struct scan_host){ 1000, 0 }, &k));
 	CHECK(scan_cost_at_rate(400000, (struct scan_host){ 1000, 0 }, (struct scan_rate){ BOOST_RATE_PAGES, BOOST_RATE_MS }, &boost));
 	CHECK(NEAR(k.seconds, boost.seconds) && NEAR(k.cpu_seconds, boost.cpu_seconds));
-	CHECK(k.steady_pages == 400 && k.steady_sleep_ms == 20);
-	CHECK(NEAR(k.steady_cpu_per_hour, 3600.0 * 0.0004 / 0.0204));
-	/* Small workloads: the steady rate's floor of 100 pages. */
+	CHECK(k.steady_pages == 100 && k.steady_sleep_ms == 30);
+	CHECK(NEAR(k.steady_cpu_per_hour, 3600.0 * 0.0001 / 0.0301));
+	/* 1.2 million pages: 200 pages every 20 ms. */
+	CHECK(scan_cost_default(1200000, (struct scan_host){ 1000, 0 }, &k));
+	CHECK(k.steady_pages == 200 && k.steady_sleep_ms == 20);
+	/* Small workloads: 100 pages, the sleep at most a second. */
 	CHECK(scan_cost_default(1000, (struct scan_host){ 1000, 0 }, &k));
-	CHECK(k.steady_pages == 100);
+	CHECK(k.steady_pages == 100 && k.steady_sleep_ms == 1000);
 	/* Large ones: its ceiling, the boost's pages. */
 	CHECK(scan_cost_default(100000000, (struct scan_host){ 1000, 0 }, &k));
 	CHECK(k.steady_pages == BOOST_RATE_PAGES);
