@@ -441,3 +441,49 @@ sys.stdin.readline()
 	stop_workload
 	[ "$WL_STATUS" = 0 ]
 }
+
+# sched_of PID: "POLICY NICE" of each thread of PID but the main one (policy 1 is SCHED_FIFO).
+sched_of() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ "${t##*/}" = "$1" ] || sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{ print $39, $17 }'
+	done
+}
+
+@test "each stop raises ksm-run's tracing thread (SCHED_FIFO, or nice -20) and puts it back before the target runs" {
+	local kind ksm t1 t2 s raised in_stop between wrong
+	start_workload -- "$(attachee)" --regions=4 sleep 60
+	for kind in fifo nice; do
+		# Stops of 150 ms or more (the pause), one call each, the target let run as long between.
+		KSM_RUN_TEST_INJECT_PAUSE_MS=150 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
+			"$KSM_RUN" --attach="$WL_PID" --allow=anon --stop-budget=0.0001 --no-wait \
+			>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
+		ksm=$!
+		BG_PIDS+=("$ksm")
+		in_stop=0 between=0 wrong=0
+		while [ "$(state_of "$ksm" 2>/dev/null)" != Z ] && [ -e "/proc/$ksm" ]; do
+			t1=$(tracer_of "$WL_PID") s=$(sched_of "$ksm") t2=$(tracer_of "$WL_PID")
+			[ -n "$s" ] || continue         # no tracing thread (yet, or any more)
+			if [ "$kind" = fifo ]; then
+				[[ $s == "1 3" ]] && raised=1 || raised=
+				[[ $s == "0 3" || -n $raised ]] || wrong=$((wrong + 1))
+			else
+				[[ $s == "0 -20" ]] && raised=1 || raised=
+				[[ $s == "0 3" || -n $raised ]] || wrong=$((wrong + 1))
+			fi
+			if [ "$t1" != 0 ] && [ "$t2" != 0 ]; then
+				[ -n "$raised" ] && in_stop=$((in_stop + 1))
+			elif [ "$t1" = 0 ] && [ "$t2" = 0 ]; then
+				# Between two stops (the raise and the seize are microseconds apart).
+				[ -n "$raised" ] && wrong=$((wrong + 1)) || between=$((between + 1))
+			fi
+		done
+		wait "$ksm"
+		echo "$kind: raised in a stop $in_stop, as before between stops $between, wrong $wrong"
+		[ "$wrong" = 0 ]
+		[ "$in_stop" -gt 0 ]
+		[ "$between" -gt 0 ]
+		grep -q "^$WL_PID (attachee): enabled, " "$BATS_TEST_TMPDIR/out"
+		run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
+	done
+}

@@ -32,6 +32,7 @@
 #include "attach/pin.h"
 #include "attach/restart.h"
 #include "attach/seccomp.h"
+#include "attach/stopprio.h"
 #include "attach/stops.h"
 #include "common/files.h"
 #include "common/procfs.h"
@@ -461,6 +462,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 	       struct target_result *r, bool *maybe_ended)
 {
 	struct engine e = { .pin = pin, .plan = plan, .ps = ps, .r = r, .maybe_ended = maybe_ended };
+	struct stopprio prio;
 	int err;
 
 	e.budget = plan->stop_budget_s > 0 ? plan->stop_budget_s : STOP_BUDGET_DEFAULT_S;
@@ -478,7 +480,9 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		/* Between stops, INT and TERM end the attach. */
 		if (stops_interrupted(plan, r))
 			break;
+		stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
 		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
+			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
 				count_stop(&e);
 			not_begun(&e, err);
@@ -493,6 +497,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 			seccomp_free(&e.sf);
 		}
 		err = inject_end(&e.in);
+		stopprio_restore(&prio);
 		count_stop(&e);
 		if (err == -ESRCH || err == -ESTALE || (r->outcome == TARGET_REFUSED && pin_ended(pin, 0))) {
 			*maybe_ended = true;    /* its thread went: the process may be on its way out */
