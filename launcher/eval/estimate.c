@@ -551,7 +551,7 @@ int estimate_main(const struct estimate_opts *o)
 	if (predict(&s) < 0)
 		die_oom();
 	res.record_bytes = s.rec_cap * sizeof *s.recs;
-	estimate_cost(&res, o);
+	estimate_cost(&res, (struct scan_rate){ o->scan_pages, o->scan_sleep_ms });
 	if (o->output) {
 		if ((status = estimate_print_file(o->output, &res, o->json)))
 			goto out;

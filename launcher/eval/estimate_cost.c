@@ -13,7 +13,7 @@
 #include "eval/scancost.h"
 #include "host/scancal.h"
 
-void estimate_cost(struct est_result *r, const struct estimate_opts *o)
+void estimate_cost(struct est_result *r, struct scan_rate asked)
 {
 	struct est_cost *c = &r->cost;
 	struct scancal cal;
@@ -33,8 +33,8 @@ void estimate_cost(struct est_result *r, const struct estimate_opts *o)
 		break;
 	}
 	c->known = scan_cost_default(r->candidate, c->host, &c->tuned);
-	if (o->scan_pages > 0) {
-		c->rate = (struct scan_rate){ o->scan_pages, o->scan_sleep_ms };
+	if (asked.pages > 0) {
+		c->rate = asked;
 		c->have_rate = scan_cost_at_rate(r->candidate, c->host, c->rate, &c->at_rate);
 	}
 	c->cow_per_minute = cow_faults_per_minute(r->volatile_pages, r->settle);

@@ -7,12 +7,12 @@
 
 #include <stdio.h>
 
-#include "eval/estimate.h"
 #include "eval/estimate_result.h"
 
-/* Fills R->cost from R's candidate and volatile pages; says on stderr
- * why a calibration kept on the host was refused. */
-void estimate_cost(struct est_result *r, const struct estimate_opts *o);
+/* Fills R->cost from R's candidate and volatile pages, and at the rate
+ * ASKED (--scan-rate; pages 0: none); says on stderr why a calibration
+ * kept on the host was refused. */
+void estimate_cost(struct est_result *r, struct scan_rate asked);
 
 /* R->cost beside the savings: an object "cost" in JSON, lines in the text. */
 struct jsonw;
