@@ -26,6 +26,9 @@ struct target_plan {
 	bool process_wide;              /* the prctl; else madvise of the selection */
 	const struct selection *sel;    /* the madvise form's choice */
 	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
+	/* Raise ksm-run's tracing thread for each stop (stopprio.h): --attach's,
+	 * not the agent's, whose unit forbids real-time scheduling. */
+	bool raise_tracer;
 	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
 	/*
 	 * What the caller judged besides the pin (the agent's rule: its

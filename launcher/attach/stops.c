@@ -462,7 +462,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 	       struct target_result *r, bool *maybe_ended)
 {
 	struct engine e = { .pin = pin, .plan = plan, .ps = ps, .r = r, .maybe_ended = maybe_ended };
-	struct stopprio prio;
+	struct stopprio prio = { .raised = STOPPRIO_NONE };
 	int err;
 
 	e.budget = plan->stop_budget_s > 0 ? plan->stop_budget_s : STOP_BUDGET_DEFAULT_S;
@@ -480,7 +480,8 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		/* Between stops, INT and TERM end the attach. */
 		if (stops_interrupted(plan, r))
 			break;
-		stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
+		if (plan->raise_tracer)
+			stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
 		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
 			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
