@@ -452,10 +452,11 @@ sched_of() {
 
 @test "each stop raises ksm-run's tracing thread (SCHED_FIFO, or nice -20) and puts it back before the target runs" {
 	local kind ksm t1 t2 s raised in_stop between wrong
-	start_workload -- "$(attachee)" --regions=4 sleep 60
+	start_workload -- "$(attachee)" --regions=6 sleep 60
 	for kind in fifo nice; do
-		# Stops of 150 ms or more (the pause), one call each, the target let run as long between.
-		KSM_RUN_TEST_INJECT_PAUSE_MS=150 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
+		# Stops of 600 ms or more (the pause), one call each, the target let run as long
+		# between: long enough for a loop of forks to sample both under QEMU's TCG too.
+		KSM_RUN_TEST_INJECT_PAUSE_MS=600 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
 			"$KSM_RUN" --attach="$WL_PID" --allow=anon --stop-budget=0.0001 --no-wait \
 			>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
 		ksm=$!
