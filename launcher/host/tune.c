@@ -288,6 +288,7 @@ static void go_steady(struct tuner *t, const struct tune_input *in, struct knob_
 		t->loss_futile = true;
 	t->sharing_at_loss = -1;
 	t->peak_sharing = sharing > 0 ? sharing : 0;
+	t->rmap_at_peak = t->rmap_at_handover;
 	/* Until a full scan has been measured: every tracked page, at the fastest period. */
 	t->scan_pages = t->rmap_at_handover > 0 ? (double)t->rmap_at_handover : 0;
 	t->period_s = fastest_s(t);
@@ -478,8 +479,13 @@ static void steady_tick(struct tuner *t, const struct tune_input *in, struct kno
 		t->cand_at_handover = c;
 		t->peak_sharing = sharing;
 	}
+	/* Merged pages that went with their memory (a process ended, memory was
+	 * unmapped) took their rmap items along: no churn, the new baseline.
+	 * A write that breaks a merge leaves the page tracked. */
+	if (rmap < t->rmap_at_peak && t->rmap_at_peak - rmap >= (t->peak_sharing - sharing) / 2)
+		t->rmap_at_peak = rmap, t->peak_sharing = sharing;
 	if (sharing > t->peak_sharing)
-		t->peak_sharing = sharing;
+		t->rmap_at_peak = rmap, t->peak_sharing = sharing;
 	if (!t->loss_futile && sharing >= 0 &&
 	    sharing < t->peak_sharing - (t->peak_sharing / 10 > LOSS_PAGES ? t->peak_sharing / 10 : LOSS_PAGES)) {
 		t->sharing_at_loss = sharing;

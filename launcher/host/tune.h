@@ -60,6 +60,7 @@ struct tuner {
 	double scan_pages;             /* pages ksmd scans in a full scan (smart scan skips some) */
 	double cpu_per_page;           /* ksmd's CPU seconds per page scanned; 0 unknown */
 	long long peak_sharing;        /* since the hand-over */
+	long long rmap_at_peak;        /* the tracked pages then */
 	long long sharing_at_loss;     /* pages_sharing when a boost for lost merges began; -1 none */
 	bool loss_futile;              /* such a boost won nothing back: not again until new memory */
 	char sleep_before[KNOB_VALUE_MAX];

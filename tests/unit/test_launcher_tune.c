@@ -585,6 +585,12 @@ static void test_tune_boost_on_lost_merges(void)
 	double now = to_steady(&t, NULL, &in, &s, 100000, 100000);
 
 	CHECK(t.phase == TUNE_STEADY && t.peak_sharing == 40000);
+	/* A command ended: its 20,000 merged pages went with their 60,000
+	 * tracked pages.  Not lost to writes: no boost, the new baseline. */
+	sample_at(&s, now, 20000, 40000, (long long)now);
+	tune_tick(&t, &in, &out);
+	CHECK(t.phase == TUNE_STEADY && t.peak_sharing == 20000);
+	now = to_steady(&t, NULL, &in, &s, 100000, 100000);
 	/* 9% lost: no boost. */
 	sample_at(&s, now, 36400, 100000, (long long)now);
 	tune_tick(&t, &in, &out);
