@@ -15,9 +15,9 @@
 #include "common/files.h"
 #include "common/msg.h"
 #include "common/parse.h"
+#include "host/knobs.h"
 #include "host/scancal.h"
 #include "host/statefile.h"
-#include "kernel_abi.h"
 
 #define SCANCAL_MAX_BYTES 1024
 /* A per-page cost outside this is no measure of a real ksmd. */
@@ -192,11 +192,10 @@ int scancal_save(const struct scancal *cal, char *why, size_t whylen)
 /* A rate knob now; -1 unknown. */
 static long rate_knob(const char *name)
 {
-	char path[96], buf[32];
+	char buf[KNOB_VALUE_MAX];
 	long long v;
 
-	snprintf(path, sizeof path, "%s/%s", KSM_SYSFS_DIR, name);
-	if (read_text(path, buf, sizeof buf) || parse_ll(buf, 0, LONG_MAX, &v))
+	if (knob_read(name, buf, sizeof buf) || parse_ll(buf, 0, LONG_MAX, &v))
 		return -1;
 	return (long)v;
 }
