@@ -26,6 +26,7 @@
 #include "common/files.h"
 #include "common/parse.h"
 #include "common/thpsplit.h"
+#include "readfile.h"
 
 #ifndef MADV_FREE
 #define MADV_FREE 8
@@ -62,15 +63,9 @@ static long long rollup_kb(const char *text, const char *name)
 static int read_rollup(long long *rss, long long *huge)
 {
 	char buf[4096];
-	ssize_t n, got = 0;
-	int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (read_small_file("/proc/self/smaps_rollup", buf, sizeof buf) < 0)
 		return -1;
-	while (got < (ssize_t)sizeof buf - 1 && (n = read(fd, buf + got, sizeof buf - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fd);
-	buf[got] = '\0';
 	*rss = rollup_kb(buf, "\nRss:");
 	*huge = rollup_kb(buf, "\nAnonHugePages:");
 	return *rss < 0 || *huge < 0 ? -1 : 0;
