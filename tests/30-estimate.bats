@@ -130,6 +130,51 @@ predict_then_merge() {
 	[ "$(est pages_sharing)" -ge 1016 ]
 }
 
+@test "estimate: a second look tells memory that keeps changing, and KSM reaches its low end" {
+	requires root ksm
+	echo 0 >$KSM/run
+	# 1024 pages alike that stay, and 1024 alike at any moment that a
+	# thread rewrites every 2 ms: one pass sees 2040 pages_sharing
+	start_workload a -- "$PROGS/dupmem" merge=auto mmap=4 sweep=4 wait
+	predict_then_merge "$(wl_pid a)"
+	[ "$(est pages_sharing)" -ge 2030 ]
+	[ "$(est recheck.changed_merging_pages)" -ge 1000 ]
+	[ "$(est recheck.changed_merging_pages)" -le 1100 ]
+	# KSM merges only the pages that stay: the recheck's low end
+	within_pct "$(est recheck.pages_sharing_low)" "$real_sharing" 3
+	[ "$(est recheck.profit_bytes_low)" -lt "$(est profit_bytes)" ]
+	# the text says so beside the figure
+	run "$KSM_RUN" --estimate="$(wl_pid a)"
+	[[ $output == *"if such pages keep changing, KSM reaches about pages_sharing"* ]]
+}
+
+@test "estimate: memory that stays keeps its figure; --settle reads everything twice instead" {
+	requires root
+	start_workload a -- "$PROGS/dupmem" mmap=4 pairs=2 wait
+	estimate "$(wl_pid a)"
+	[ "$(est recheck.seconds_after)" = 1 ]
+	[ "$(est recheck.sampled_pages)" -ge 1536 ]
+	[ "$(est recheck.sampled_merging_pages)" -ge 1530 ]
+	[ "$(est recheck.changed_merging_pages)" = 0 ]
+	[ "$(est recheck.pages_sharing_low)" = "$(est pages_sharing)" ]
+	estimate "$(wl_pid a)" --settle=0.2
+	[ "$(est recheck)" = null ]
+}
+
+@test "estimate: memory still arriving after the pass is said to be" {
+	requires root
+	# READY at 4 MiB; told to go on, 64 MiB more after 300 ms
+	start_workload a -- "$PROGS/dupmem" mmap=4 wait sleep=300 mmap=64 wait
+	echo go >&"${WL_FDS[a]}"
+	run --separate-stderr "$KSM_RUN" --estimate="$(wl_pid a)"
+	[ "$status" = 0 ]
+	[[ $output == *"growing: their anonymous memory grew by 6"?.?" MiB"* ]]
+	estimate "$(wl_pid a)"
+	# grown and done: nothing more arrives
+	[[ $(est recheck.anon_kb_at_pass) -ge 65536 ]]
+	[ "$(est recheck.anon_kb_at_recheck)" = "$(est recheck.anon_kb_at_pass)" ]
+}
+
 @test "estimate: --allow and --deny choose the regions, as the library would" {
 	requires root
 	start_workload a -- "$PROGS/dupmem" mmap=8 heap=4 wait

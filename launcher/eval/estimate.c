@@ -32,11 +32,13 @@
 #include "common/msg.h"
 #include "common/parse.h"
 #include "common/present.h"
+#include "common/procfs.h"
 #include "common/targets.h"
 #include "eval/contents.h"
 #include "eval/estimate_cost.h"
 #include "eval/estimate.h"
 #include "eval/estimate_predict.h"
+#include "eval/estimate_recheck.h"
 #include "eval/estimate_report.h"
 #include "eval/fingerprint_take.h"
 #include "eval/hugezero.h"
@@ -139,18 +141,13 @@ static int flush_batch(struct scan *s, struct region_rec *rr)
 	s->recs = xgrow(s->recs, &s->rec_cap, s->nrec + (size_t)s->nbatch, sizeof *s->recs);
 	for (i = 0; i < s->nbatch; i++) {
 		struct record *rec;
-		int zero;
 
 		if (!ok[i])
 			continue;
 		rec = &s->recs[s->nrec++];
 		rec->addr = s->batch_addr[i];
 		rec->pfn = s->batch_pfn[i];
-		rec->hash = page_hash(s->buf + (size_t)i * s->page, s->page, &zero);
-		if (zero)
-			rec->hash = s->zero_hash;
-		else if (rec->hash == VOLATILE_HASH)
-			rec->hash = 1;
+		rec->hash = scan_page_hash(s, s->buf + (size_t)i * s->page);
 		rr->n++;
 		s->res->bytes_read += s->page;
 	}
@@ -296,6 +293,12 @@ static void scan_process(struct scan *s, struct est_proc *p)
 		close(s->pagemap_fd);
 		p->skipped = open_failure(s, errno, "permission denied (cannot read its memory)");
 		return;
+	}
+	if (!s->pass) {
+		/* Who it is and how much it holds, for the recheck to compare. */
+		struct proc_stat st;
+		p->start = proc_stat_read(p->pid, &st) ? 0 : st.starttime;
+		p->anon_kb = proc_rss_anon_kb(p->pid);
 	}
 	/* Without PAGEMAP_SCAN, smaps tells which regions hold anything
 	 * anonymous; with it, maps is enough and cheaper to read. */
@@ -526,8 +529,11 @@ int estimate_main(const struct estimate_opts *o)
 		free(first);
 		free(first_procs);
 	}
+	res.seconds = now_s() - s.start - o->settle;
 	if (s.progress && now_s() - s.start >= 1.0)
 		fprintf(stderr, "\r\033[K");
+	if (o->settle <= 0)
+		recheck_sample(&s);
 	for (i = 0; i < res.nprocs; i++) {
 		if (!res.procs[i].skipped) {
 			scanned++;
@@ -542,7 +548,6 @@ int estimate_main(const struct estimate_opts *o)
 			msg("--estimate: pid %d skipped: %s", (int)res.procs[i].pid, res.procs[i].skipped);
 		}
 	}
-	res.seconds = now_s() - s.start - o->settle;
 	if (!scanned) {
 		status = nothing_estimated(o->target, &res);
 		goto out;
@@ -567,6 +572,8 @@ out:
 	free(res.procs);
 	free(s.recs);
 	free(s.huge_zero);
+	free(s.sample);
+	free(s.sample_changed);
 	free(s.regs);
 	free(s.buf);
 	pid_list_free(&pids);

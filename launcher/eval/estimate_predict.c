@@ -110,6 +110,39 @@ static void compare_frames(struct scan *s, struct est_result *r)
 	r->saved_now = (long long)n - frames;
 }
 
+/*
+ * The recheck's sample (estimate_recheck.c) against the prediction: which
+ * sampled pages the figures merge, and what KSM reaches if those that
+ * changed keep changing.  A page that changed would not merge, and each
+ * sampled one stands for behind / sampled pages.  Taking each from
+ * pages_sharing slightly overstates the loss where every page of a content
+ * changes (its one stable page was never a saving) and where both of a
+ * pair do: a bound, said as "about".
+ */
+static void weigh_recheck(struct scan *s, const struct contents *t)
+{
+	struct est_recheck *c = &s->res->recheck;
+	struct est_result *r = s->res;
+	double lost;
+	size_t i;
+
+	if (!c->done)
+		return;
+	for (i = 0; i < s->nsample; i++) {
+		const struct record *rec = &s->recs[s->sample[i]];
+		if (rec->hash == VOLATILE_HASH || rec->pfn == NO_MERGE || freed_by_split(s, s->sample[i]))
+			continue;
+		if (!(rec->hash == s->zero_hash && r->use_zero_pages) && contents_count(t, rec->hash) < 2)
+			continue;
+		c->sampled_merging++;
+		c->changed_merging += s->sample_changed[i];
+	}
+	lost = c->sampled ? (double)c->changed_merging * (double)c->behind / (double)c->sampled : 0;
+	c->pages_sharing_low = lost >= (double)r->pages_sharing ? 0 : r->pages_sharing - (uint64_t)(lost + 0.5);
+	c->profit_bytes_low = r->profit_bytes -
+			      (long long)(r->pages_sharing - c->pages_sharing_low) * r->page_size;
+}
+
 int predict(struct scan *s)
 {
 	struct est_result *r = s->res;
@@ -194,6 +227,7 @@ int predict(struct scan *s)
 			c->processes++;
 		}
 	}
+	weigh_recheck(s, &t);
 	r->table_bytes = contents_bytes(&t);
 	contents_free(&t);
 	return 0;

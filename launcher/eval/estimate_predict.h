@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "eval/contents.h"
 #include "eval/estimate_result.h"
 #include "kernel_abi.h"
 #include "selection.h"
@@ -49,7 +50,20 @@ struct scan {
 	int nbatch;
 	double start, last_progress;
 	int progress;
+	size_t *sample;                 /* the recheck's records (estimate_recheck.c), or NULL */
+	unsigned char *sample_changed;  /* per sample: changed or gone since the pass */
+	size_t nsample;
 };
+
+/* A page's content as the records keep it: all-zero pages as one hash,
+ * and no page's hash equal to VOLATILE_HASH. */
+static inline uint64_t scan_page_hash(const struct scan *s, const void *page)
+{
+	int zero;
+	uint64_t h = page_hash(page, s->page, &zero);
+
+	return zero ? s->zero_hash : h == VOLATILE_HASH ? 1 : h;
+}
 
 struct ksm_rule;
 /* The kernel's accounting rule of the machine that was read. */

@@ -75,6 +75,26 @@ static long long count_or_unknown(long long v)
 	return v < 0 ? LLONG_MIN : v;
 }
 
+/* The recheck, or null where --settle read everything twice instead. */
+static void recheck_json(struct jsonw *w, const struct est_recheck *c)
+{
+	if (!c->done) {
+		jw_null(w, "recheck");
+		return;
+	}
+	jw_object(w, "recheck");
+	jw_g(w, "seconds_after", c->wait_s);
+	jw_ll(w, "sampled_pages", (long long)c->sampled);
+	jw_ll(w, "changed_pages", (long long)c->changed);
+	jw_ll(w, "sampled_merging_pages", (long long)c->sampled_merging);
+	jw_ll(w, "changed_merging_pages", (long long)c->changed_merging);
+	jw_ll(w, "pages_sharing_low", (long long)c->pages_sharing_low);
+	jw_ll(w, "profit_bytes_low", c->profit_bytes_low);
+	jw_ll(w, "anon_kb_at_pass", c->anon_kb_first);
+	jw_ll(w, "anon_kb_at_recheck", c->anon_kb_now);
+	jw_end(w);
+}
+
 static void print_json(FILE *f, const struct est_result *r, const struct est_proc **procs,
 		       const struct est_class **classes)
 {
@@ -106,6 +126,7 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 	jw_ll(&w, "use_zero_pages", r->use_zero_pages);
 	jw_g(&w, "settle_seconds", r->settle);
 	estimate_cost_json(&w, r);
+	recheck_json(&w, &r->recheck);
 	jw_object(&w, "scan");
 	jw_fixed(&w, "seconds", r->seconds, 3, false);
 	jw_ll(&w, "bytes", (long long)r->bytes_read);
@@ -154,6 +175,35 @@ static void print_json(FILE *f, const struct est_result *r, const struct est_pro
 		jw_end(&w);
 	}
 	jw_finish(&w);
+}
+
+/*
+ * How far the figures hold: the share of the sampled pages that changed a
+ * moment after the pass, what KSM reaches if they keep changing, and memory
+ * still arriving (a booting guest: the figures are of a moment).
+ */
+static void print_recheck(FILE *f, const struct est_result *r)
+{
+	const struct est_recheck *c = &r->recheck;
+
+	if (!c->done || !c->sampled)
+		return;
+	if (!c->changed)
+		fprintf(f, "  rechecked: none of %llu sampled pages changed in %g s: the figures hold for\n"
+			"  memory that stays\n", (unsigned long long)c->sampled, c->wait_s);
+	else
+		fprintf(f, "  rechecked: %.1f%% of %llu sampled pages changed in %g s (%llu of the %llu that\n"
+			"  would merge); if such pages keep changing, KSM reaches about pages_sharing %llu\n"
+			"  (%.1f MiB) and general_profit %.1f MiB; --settle=SECONDS counts them exactly\n",
+			100.0 * (double)c->changed / (double)c->sampled, (unsigned long long)c->sampled, c->wait_s,
+			(unsigned long long)c->changed_merging, (unsigned long long)c->sampled_merging,
+			(unsigned long long)c->pages_sharing_low, MIB(c->pages_sharing_low),
+			c->profit_bytes_low / 1048576.0);
+	if (c->anon_kb_first > 0 && c->anon_kb_now > c->anon_kb_first + c->anon_kb_first / 100 + 1024)
+		fprintf(f, "  growing: their anonymous memory grew by %.1f MiB (%+.0f%%) in that time: the\n"
+			"  figures are of a moment, and memory still arriving is not in them\n",
+			(double)(c->anon_kb_now - c->anon_kb_first) / 1024.0,
+			100.0 * (double)(c->anon_kb_now - c->anon_kb_first) / (double)c->anon_kb_first);
 }
 
 /* Zero-filled pages of transparent huge pages: freed by the split where the
@@ -207,6 +257,7 @@ static void print_table(FILE *f, const struct est_result *r, const struct est_pr
 	fprintf(f, "  of the savings: %.1f MiB within single processes, %.1f MiB across processes\n",
 		MIB(r->within_pages), MIB(r->across_pages));
 	print_huge_zero(f, r);
+	print_recheck(f, r);
 	if (r->left_out_regions)
 		fprintf(f, "  LEFT OUT: %llu region%s over %llu GiB, %.1f MiB of anonymous memory: this kernel has\n"
 			"  no PAGEMAP_SCAN (Linux 6.7+) to find their pages, and reading every page's entry\n"

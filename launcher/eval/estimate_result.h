@@ -29,6 +29,24 @@ struct est_proc {
 	double saved;
 	long long merging_now, profit_now, rmap_now;   /* from ksm_stat; -1 unknown */
 	size_t first_rec, nrec;    /* its records, after the scan */
+	unsigned long long start;  /* stat's starttime at the first pass; 0 unknown */
+	long long anon_kb;         /* RssAnon at the first pass; -1 unknown */
+};
+
+/*
+ * The recheck (estimate_recheck.c): without --settle, a sample of the
+ * candidate pages read again a moment after the pass, to tell how far the
+ * figures hold for memory that keeps changing.
+ */
+struct est_recheck {
+	bool done;                      /* false: --settle, or nothing to sample */
+	double wait_s;                  /* from the end of the pass to the recheck */
+	uint64_t sampled, changed;      /* pages read again; of them, changed or gone */
+	uint64_t behind;                /* candidate pages of the processes sampled */
+	uint64_t sampled_merging, changed_merging;  /* the same, of pages the figures merge */
+	uint64_t pages_sharing_low;     /* if the pages that changed keep changing */
+	long long profit_bytes_low;
+	long long anon_kb_first, anon_kb_now;       /* RssAnon of those processes, summed */
 };
 
 /* What ksmd would spend to reach the savings (scancost.h). */
@@ -76,6 +94,7 @@ struct est_result {
 	const char *split_unknown_why;
 	uint64_t freed_by_split;
 	struct est_cost cost;
+	struct est_recheck recheck;
 };
 
 #endif

@@ -33,6 +33,8 @@
  *   pairs=MIB       anonymous mmap whose pages come in equal pairs
  *   zeros=MIB       anonymous mmap of written, all-zero pages
  *   churn=MIB       anonymous mmap that a thread keeps rewriting (volatile)
+ *   sweep=MIB       the same, all pages alike at any moment (equal when
+ *                   read at once, never stable long enough to merge)
  *   hugezeros=MIB   written, all-zero pages in transparent huge pages: a
  *                   mapping aligned to 2 MiB with MADV_HUGEPAGE (as QEMU
  *                   asks for guest memory)
@@ -163,6 +165,22 @@ static void *churn(void *arg)
 	for (;;) {
 		for (i = 0; i < f->len / 8; i += page / 8)
 			f->p[i] = ++n;
+		usleep(2000);
+	}
+	return NULL;
+}
+
+/* Keeps rewriting a region, every page with the same new value. */
+static void *sweep(void *arg)
+{
+	struct filled *f = arg;
+	uint64_t n = 0;
+	size_t i;
+
+	for (;;) {
+		n++;
+		for (i = 0; i < f->len / 8; i += page / 8)
+			f->p[i] = n;
 		usleep(2000);
 	}
 	return NULL;
@@ -301,7 +319,7 @@ static int run(int argc, char **argv, int i)
 			last_map = p, last_map_len = len;
 			region(shared ? "shared" : a[0] == 'r' ? "remap" : "mmap", p);
 		} else if (!strncmp(a, "unique=", 7) || !strncmp(a, "pairs=", 6) || !strncmp(a, "distinct=", 9) ||
-			   !strncmp(a, "zeros=", 6) || !strncmp(a, "churn=", 6)) {
+			   !strncmp(a, "zeros=", 6) || !strncmp(a, "churn=", 6) || !strncmp(a, "sweep=", 6)) {
 			enum pattern pat = a[0] == 'u' ? UNIQUE : a[0] == 'd' ? DISTINCT : a[0] == 'p' ? PAIRS : ZEROS;
 			static struct filled churned[8];
 			static int nchurned;
@@ -312,11 +330,11 @@ static int run(int argc, char **argv, int i)
 				die("mmap");
 			if (advise_regions && madvise(p, len, MADV_MERGEABLE))
 				die("madvise(MADV_MERGEABLE)");
-			if (a[0] == 'c') {
+			if (a[0] == 'c' || (a[0] == 's' && a[1] == 'w')) {
 				if (nchurned == 8)
 					die("too many churn regions");
 				churned[nchurned] = (struct filled){ (uint64_t *)p, len, SAME, 0, 0 };
-				if (pthread_create(&t, NULL, churn, &churned[nchurned++]))
+				if (pthread_create(&t, NULL, a[0] == 'c' ? churn : sweep, &churned[nchurned++]))
 					die("pthread_create");
 				usleep(20000);
 			} else {
