@@ -1,4 +1,5 @@
 /* hosttune.c - an instance's tuning of the machine, and its watch on the knobs. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "common/files.h"
 #include "common/msg.h"
+#include "common/parse.h"
 #include "host/candidate.h"
 #include "host/counters.h"
 #include "host/election.h"
@@ -224,6 +226,15 @@ static void measure(struct host_tuner *h, const struct election_news *news, cons
 	}
 }
 
+/* A watched knob as this instance last saw or wrote it: a number, or -1. */
+static long expected_number(const struct host_tuner *h, const char *knob)
+{
+	const char *v = knob_lookup(&h->expected, knob);
+	long long n;
+
+	return v && !parse_ll(v, 0, LONG_MAX, &n) ? (long)n : -1;
+}
+
 /* The tick's work, under the state's lock. */
 static void tick_locked(struct host_tuner *h, const struct election_news *news, const struct sys_sample *first,
 			const struct sys_sample *now)
@@ -241,9 +252,11 @@ static void tick_locked(struct host_tuner *h, const struct election_news *news, 
 	if (news->became_tuner)
 		take_over(h, news, now);
 	check_others(h);
-	/* The host's scan cost, measured while this instance's knobs are the ones in force. */
+	/* The host's scan cost, measured while this instance's knobs are the
+	 * ones in force: check_others() has just read them as expected. */
 	if (h->m.tuning && !h->yielded)
-		scancal_watch_sample(&h->scan_cost, now);
+		scancal_watch_sample(&h->scan_cost, now, expected_number(h, "pages_to_scan"),
+				     expected_number(h, "sleep_millisecs"));
 	else
 		scancal_watch_finish(&h->scan_cost);
 	if (!h->m.tuning || h->yielded || h->user_rate || h->policy.phase == TUNE_OFF)

@@ -15,7 +15,6 @@
 #include "common/files.h"
 #include "common/msg.h"
 #include "common/parse.h"
-#include "host/knobs.h"
 #include "host/scancal.h"
 #include "host/statefile.h"
 
@@ -190,16 +189,6 @@ int scancal_save(const struct scancal *cal, char *why, size_t whylen)
 }
 
 /* A rate knob now; -1 unknown. */
-static long rate_knob(const char *name)
-{
-	char buf[KNOB_VALUE_MAX];
-	long long v;
-
-	if (knob_read(name, buf, sizeof buf) || parse_ll(buf, 0, LONG_MAX, &v))
-		return -1;
-	return (long)v;
-}
-
 void scancal_watch_finish(struct scancal_watch *w)
 {
 	struct scancal cal;
@@ -217,16 +206,13 @@ void scancal_watch_finish(struct scancal_watch *w)
 		msg("the scan cost was measured but not kept: %s", why);
 }
 
-void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now)
+void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now, long pages, long sleep_ms)
 {
 	long long scanned = sys_value(now, "pages_scanned"), scans = sys_value(now, "full_scans");
-	long pages, sleep_ms;
 
 	/* Root only: the directory is root's.  No pages_scanned (before 6.6): no measure. */
 	if (w->done || geteuid() != 0 || scanned == LLONG_MIN || scans == LLONG_MIN || now->ksmd_cpu < 0)
 		return;
-	pages = rate_knob("pages_to_scan");
-	sleep_ms = rate_knob("sleep_millisecs");
 	if (pages <= 0 || sleep_ms < 0)
 		return;
 	/* A measure is of one rate: the boost's, or the user's. */

@@ -70,9 +70,12 @@ struct scancal_watch {
 	long pages_to_scan, sleep_ms;   /* in force when it started: a change ends it */
 };
 
-/* One sample.  A change of rate ends the measure at the rate before (kept
- * if it is enough) and starts one at the new rate; once kept, no other. */
-void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now);
+/* One sample, at PAGES_TO_SCAN every SLEEP_MS (the knobs in force; -1
+ * unknown: no measure).  A change of rate ends the measure at the rate
+ * before (kept if it is enough) and starts one at the new rate; once
+ * kept, no other. */
+void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now, long pages_to_scan,
+			  long sleep_ms);
 
 /* The instance stops tuning or leaves: the measure so far is kept if it is
  * enough (a warning on failure), and a later one starts afresh. */
