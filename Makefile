@@ -27,6 +27,9 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# The Prometheus rules, their tests and the Grafana dashboard (monitoring/).
+MONITORINGDIR ?= $(PREFIX)/share/ksmenable
+MONITORING := ksmenable.rules.yml ksmenable.rules.test.yml ksmenable-dashboard.json
 
 CC        ?= cc
 O         ?= build/$(notdir $(CC))
@@ -413,6 +416,8 @@ install: all
 	install -m 644 launcher/completion/_ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(O)/ksmenable.service $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
+	install -d $(DESTDIR)$(MONITORINGDIR)
+	install -m 644 $(MONITORING:%=monitoring/%) $(DESTDIR)$(MONITORINGDIR)
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME) \
@@ -420,6 +425,7 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man7/libksmenable.7 $(DESTDIR)$(BINDIR)/ksm-run \
 		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
 		$(DESTDIR)$(ZSHCOMPDIR)/_ksm-run $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
+	rm -f $(MONITORING:%=$(DESTDIR)$(MONITORINGDIR)/%)
 
 clean:
 	rm -rf build
