@@ -43,7 +43,7 @@ ALL_CFLAGS = $(WARN) -std=c11 -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDLIBS    ?=
 
 .DELETE_ON_ERROR:
-.PHONY: all check deps unit musl progs bench demo install uninstall clean lint-man FORCE
+.PHONY: all check deps unit musl progs bench demo install install-monitoring uninstall clean lint-man FORCE
 
 LIBNAME   := libksmenable.so
 SONAME    := $(LIBNAME).$(SOVERSION)
@@ -401,7 +401,7 @@ fuzz: fuzz-build
 -include $(FUZZ_CORE_OBJS:.o=.d) $(FUZZ_RUN_OBJS:.o=.d) $(FUZZ_BINS:=.d)
 # ---- end of fuzzing ---------------------------------------------------------
 
-install: all
+install: all install-monitoring
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -416,6 +416,9 @@ install: all
 	install -m 644 launcher/completion/_ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(O)/ksmenable.service $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
+
+# Apart, so that tests/52-monitoring.bats installs them without a build.
+install-monitoring:
 	install -d $(DESTDIR)$(MONITORINGDIR)
 	install -m 644 $(MONITORING:%=monitoring/%) $(DESTDIR)$(MONITORINGDIR)
 
