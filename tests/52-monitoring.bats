@@ -129,6 +129,25 @@ foreign() {
 	[ -z "$output" ] || { echo "written but not read from metrics.c: $output"; return 1; }
 }
 
+@test "the alert and the panel that the man page and README show are those of the files" {
+	local rules=$MON/ksmenable.rules.yml man
+	man=$(sed 's/\\-/-/g' "$TOP/man/ksm-run.1")
+	# The alert, its expression and its for: as the rules file has them.
+	grep -q '^      - alert: KsmenableKsmdOverCpuBudget$' "$rules"
+	grep -A1 'alert: KsmenableKsmdOverCpuBudget$' "$rules" | grep -q 'expr: instance:ksmenable_ksmd_cpu:percent_rate5m > 50$'
+	grep -A2 'alert: KsmenableKsmdOverCpuBudget$' "$rules" | grep -q 'for: 10m$'
+	grep -A2 '^- alert: KsmenableKsmdOverCpuBudget' <<<"$man" | grep -q '^  expr: instance:ksmenable_ksmd_cpu:percent_rate5m > 50$'
+	grep -A2 '^- alert: KsmenableKsmdOverCpuBudget' "$TOP/README.md" | grep -q '^  expr: instance:ksmenable_ksmd_cpu:percent_rate5m > 50$'
+	# The panel's query, in the dashboard.
+	grep -qxF 'pod:ksmenable_saved_bytes:sum{instance=~"$instance"}' <<<"$man"
+	grep -qF '"expr": "pod:ksmenable_saved_bytes:sum{instance=~\"$instance\"}"' "$MON/ksmenable-dashboard.json"
+	grep -q '`pod:ksmenable_saved_bytes:sum`' "$TOP/README.md"
+	# Where the metrics file goes for Debian's node_exporter, and where the files are installed.
+	grep -q '^\.I /var/lib/prometheus/node-exporter$' <<<"$man"
+	grep -q 'share/ksmenable' <<<"$man"
+	grep -q '`/usr/local/share/ksmenable/`' "$TOP/README.md"
+}
+
 @test "make install puts the rules, their tests and the dashboard in share/ksmenable; uninstall removes them" {
 	local d=$BATS_TEST_TMPDIR/stage f
 	# install-monitoring: what make install adds for them, without the build (tests/09-build.bats).
