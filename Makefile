@@ -27,6 +27,9 @@ PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+# The Prometheus rules, their tests and the Grafana dashboard (monitoring/).
+MONITORINGDIR ?= $(PREFIX)/share/ksmenable
+MONITORING := ksmenable.rules.yml ksmenable.rules.test.yml ksmenable-dashboard.json
 
 CC        ?= cc
 O         ?= build/$(notdir $(CC))
@@ -40,7 +43,7 @@ ALL_CFLAGS = $(WARN) -std=c11 -fPIC -fvisibility=hidden -pthread $(CFLAGS)
 LDLIBS    ?=
 
 .DELETE_ON_ERROR:
-.PHONY: all check deps unit musl progs bench demo install uninstall clean lint-man FORCE
+.PHONY: all check deps unit musl progs bench demo install install-monitoring uninstall clean lint-man FORCE
 
 LIBNAME   := libksmenable.so
 SONAME    := $(LIBNAME).$(SOVERSION)
@@ -398,7 +401,7 @@ fuzz: fuzz-build
 -include $(FUZZ_CORE_OBJS:.o=.d) $(FUZZ_RUN_OBJS:.o=.d) $(FUZZ_BINS:=.d)
 # ---- end of fuzzing ---------------------------------------------------------
 
-install: all
+install: all install-monitoring
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -414,12 +417,18 @@ install: all
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 644 $(O)/ksmenable.service $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
 
+# Apart, so that tests/52-monitoring.bats installs them without a build.
+install-monitoring:
+	install -d $(DESTDIR)$(MONITORINGDIR)
+	install -m 644 $(MONITORING:%=monitoring/%) $(DESTDIR)$(MONITORINGDIR)
+
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME) \
 		$(DESTDIR)$(INCLUDEDIR)/ksmenable.h $(DESTDIR)$(PKGCONFIGDIR)/ksmenable.pc \
 		$(DESTDIR)$(MANDIR)/man7/libksmenable.7 $(DESTDIR)$(BINDIR)/ksm-run \
 		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
 		$(DESTDIR)$(ZSHCOMPDIR)/_ksm-run $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
+	rm -f $(MONITORING:%=$(DESTDIR)$(MONITORINGDIR)/%)
 
 clean:
 	rm -rf build
