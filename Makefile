@@ -414,6 +414,9 @@ fuzz: fuzz-build
 # DaemonSet that runs it.
 IMAGE     ?= localhost/ksmenable:$(VERSION)
 PODMAN    ?= podman
+# The image's creation time and its files' times: the last commit's, so
+# that the same sources build the same image, byte for byte.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 IMAGE_O   := $(O)/image
 MUSL_O    := build/musl-gcc
 .PHONY: image
@@ -428,7 +431,7 @@ image:
 	@$(MAKE) --no-print-directory CC=musl-gcc O=$(MUSL_O) $(MUSL_O)/ksm-run-static
 	@mkdir -p $(IMAGE_O)
 	cp $(MUSL_O)/ksm-run-static $(IMAGE_O)/ksm-run
-	$(PODMAN) build --quiet --network=none --pull=never --build-arg=VERSION=$(VERSION) \
+	$(PODMAN) build --quiet --network=none --pull=never --timestamp=$(SOURCE_DATE_EPOCH) --build-arg=VERSION=$(VERSION) \
 		--file deploy/image/Containerfile --tag $(IMAGE) $(IMAGE_O)
 	rm -f $(IMAGE_O)/ksmenable.oci.tar
 	$(PODMAN) save --quiet --format oci-archive --output $(IMAGE_O)/ksmenable.oci.tar $(IMAGE)
