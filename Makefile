@@ -7,6 +7,7 @@
 #   make CC=musl-gcc          the same library against musl, into build/musl-gcc/
 #   make bench                the benchmarks (not part of check)
 #   make fuzz [FUZZ=NAME]     the libFuzzer harnesses of tests/fuzz/, 60 s each (clang)
+#   make image                the host agent's container image (podman), see deploy/
 #   make install PREFIX=/usr DESTDIR=/tmp/stage ; make uninstall
 #
 # WERROR=1 (used by CI) turns warnings into errors; distributions leave it off.
@@ -400,6 +401,40 @@ fuzz: fuzz-build
 
 -include $(FUZZ_CORE_OBJS:.o=.d) $(FUZZ_RUN_OBJS:.o=.d) $(FUZZ_BINS:=.d)
 # ---- end of fuzzing ---------------------------------------------------------
+
+# ---- make image: the host agent's container image ---------------------------
+# ksm-run linked statically against musl (glibc's static getpwnam_r, for
+# user names in a policy, would still load glibc's shared NSS modules at run
+# time), alone in an image FROM scratch
+# (deploy/image/Containerfile): the daemon runs no shell and no other
+# program.  Built offline with podman; PODMAN may carry global options
+# (--root, --runroot: tests/54-image.bats keeps its own storage).  The
+# build context, and the image as an OCI archive (for `podman load` on
+# another machine), in $(O)/image/.  deploy/kubernetes/ has the
+# DaemonSet that runs it.
+IMAGE     ?= localhost/ksmenable:$(VERSION)
+PODMAN    ?= podman
+# The image's creation time and its files' times: the last commit's, so
+# that the same sources build the same image, byte for byte.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+IMAGE_O   := $(O)/image
+MUSL_O    := build/musl-gcc
+.PHONY: image
+
+# A static, stripped ksm-run of this build's compiler (the image's: musl-gcc).
+$(O)/ksm-run-static: $(O)/launcher/main.o $(RUN_ARCHIVE) $(CORE)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -static -s -o $@ $^ $(RUN_LIBS) $(LDLIBS)
+
+image:
+	@command -v musl-gcc >/dev/null || { echo "make image: needs musl-gcc (Debian: musl-tools)" >&2; exit 1; }
+	@command -v $(firstword $(PODMAN)) >/dev/null || { echo "make image: needs podman (Debian: podman)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory CC=musl-gcc O=$(MUSL_O) $(MUSL_O)/ksm-run-static
+	@mkdir -p $(IMAGE_O)
+	cp $(MUSL_O)/ksm-run-static $(IMAGE_O)/ksm-run
+	$(PODMAN) build --quiet --network=none --pull=never --timestamp=$(SOURCE_DATE_EPOCH) --build-arg=VERSION=$(VERSION) \
+		--file deploy/image/Containerfile --tag $(IMAGE) $(IMAGE_O)
+	rm -f $(IMAGE_O)/ksmenable.oci.tar
+	$(PODMAN) save --quiet --format oci-archive --output $(IMAGE_O)/ksmenable.oci.tar $(IMAGE)
 
 install: all install-monitoring
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7 \
