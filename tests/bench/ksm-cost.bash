@@ -16,7 +16,7 @@
 #                                  pages mapped from KSM pages), not the host's
 #                                  pages_sharing, which other KSM users move
 #   BENCH_COST_KEEP                a file: the samples are copied there (time,
-#                                  gain, ksmd ticks, pages scanned)
+#                                  gain, ksmd ticks, pages scanned, full scans)
 
 # Sampled with shell builtins only: a fork per sample would take the CPU
 # that ksmd needs on a small machine, and slow what is measured.
@@ -66,7 +66,7 @@ bench_cost_follow() {
 		gain; sharing=$v
 		knob pages_scanned; scanned=$v
 		ksmd_ticks
-		echo "$EPOCHREALTIME $((sharing - base)) $((ticks - ticks0)) $((scanned - scanned0))" >&9
+		echo "$EPOCHREALTIME $((sharing - base)) $((ticks - ticks0)) $((scanned - scanned0)) $((now_scans - scans0))" >&9
 		if [ "$sharing" != "$prev" ]; then last_gain_scans=$now_scans last_gain_s=$SECONDS prev=$sharing; fi
 		[ $((now_scans - scans0)) -ge 3 ] && [ $((now_scans - last_gain_scans)) -ge 4 ] && break
 		# A tuner's steady phase scans slowly: 15 s without a gain ends it too.
