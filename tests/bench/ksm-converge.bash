@@ -23,17 +23,21 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
-# scans_pass N: N full scans, or 3 s without any (ksmd idles when no
-# process is mergeable: then nothing is stale either).
+# scans_pass N: N full scans, or 3 s without one (ksmd idles when no
+# process is mergeable: then nothing is stale either; it may also finish
+# one scan, dropping processes that are gone, and then idle).
 scans_pass() {
-	local f0 i=0
+	local f0 f last i=0
 	f0=$(cat $K/full_scans)
-	while [ "$(cat $K/full_scans)" -lt $((f0 + $1)) ]; do
+	last=$f0
+	while :; do
+		f=$(cat $K/full_scans)
+		[ "$f" -ge $((f0 + $1)) ] && return 0
+		if [ "$f" != "$last" ]; then last=$f i=0; fi
 		sleep 0.2
 		i=$((i + 1))
-		[ "$(cat $K/full_scans)" = "$f0" ] && [ $i -ge 15 ] && return 0
+		[ $i -ge 15 ] && return 0
 	done
-	return 0
 }
 
 bench_fast_ksm() {

@@ -11,6 +11,12 @@
 #   bench_cost_follow CMD          the same from CMD (eval'ed in this shell:
 #                                  it may start a tuner in the background),
 #                                  whatever rate CMD sets
+#   BENCH_COST_PIDS                "PID PID ...": the gain is then the sum of
+#                                  these processes' ksm_merging_pages (their
+#                                  pages mapped from KSM pages), not the host's
+#                                  pages_sharing, which other KSM users move
+#   BENCH_COST_KEEP                a file: the samples are copied there (time,
+#                                  gain, ksmd ticks, pages scanned, full scans)
 
 # Sampled with shell builtins only: a fork per sample would take the CPU
 # that ksmd needs on a small machine, and slow what is measured.
@@ -23,6 +29,17 @@ ksmd_ticks() {
 	ticks=$((f[11] + f[12]))        # utime, stime (fields 14 and 15)
 }
 knob() { read -r v <"$K/$1"; }
+# The gain now, into v: pages_sharing, or the targets' ksm_merging_pages.
+gain() {
+	local p m sum=0
+	[ -n "${BENCH_COST_PIDS:-}" ] || { knob pages_sharing; return; }
+	for p in $BENCH_COST_PIDS; do
+		m=0
+		read -r m 2>/dev/null <"/proc/$p/ksm_merging_pages" || true
+		sum=$((sum + ${m:-0}))
+	done
+	v=$sum
+}
 
 bench_cost_converge() {
 	echo "$1" >$K/pages_to_scan
@@ -35,7 +52,7 @@ bench_cost_follow() {
 	series=$(mktemp)
 	ksmd_stat=/proc/$(pgrep -x ksmd | head -1)/stat
 	hz=$(getconf CLK_TCK)
-	knob pages_sharing; base=$v
+	gain; base=$v
 	knob pages_scanned; scanned0=$v
 	ksmd_ticks; ticks0=$ticks
 	t0=$EPOCHREALTIME
@@ -46,10 +63,10 @@ bench_cost_follow() {
 	exec 9>"$series"
 	while :; do
 		knob full_scans; now_scans=$v
-		knob pages_sharing; sharing=$v
+		gain; sharing=$v
 		knob pages_scanned; scanned=$v
 		ksmd_ticks
-		echo "$EPOCHREALTIME $((sharing - base)) $((ticks - ticks0)) $((scanned - scanned0))" >&9
+		echo "$EPOCHREALTIME $((sharing - base)) $((ticks - ticks0)) $((scanned - scanned0)) $((now_scans - scans0))" >&9
 		if [ "$sharing" != "$prev" ]; then last_gain_scans=$now_scans last_gain_s=$SECONDS prev=$sharing; fi
 		[ $((now_scans - scans0)) -ge 3 ] && [ $((now_scans - last_gain_scans)) -ge 4 ] && break
 		# A tuner's steady phase scans slowly: 15 s without a gain ends it too.
@@ -68,5 +85,6 @@ bench_cost_follow() {
 			printf "%.2f %.2f %.2f %.2f %.0f\n", t[i95], c[i95], t[iall], c[iall],
 				(p[NR] > 0 ? c[NR] * 1e9 / p[NR] : 0)
 		}' "$series")
+	[ -z "${BENCH_COST_KEEP:-}" ] || cp "$series" "$BENCH_COST_KEEP"
 	rm -f "$series"
 }
