@@ -9,6 +9,7 @@
 #   make fuzz [FUZZ=NAME]     the libFuzzer harnesses of tests/fuzz/, 60 s each (clang)
 #   make image                the host agent's container image (podman), see deploy/
 #   make install PREFIX=/usr DESTDIR=/tmp/stage ; make uninstall
+#   make deb                  the Debian packages, into $(O)/deb/ (dpkg-dev)
 #
 # WERROR=1 (used by CI) turns warnings into errors; distributions leave it off.
 #
@@ -464,6 +465,12 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
 		$(DESTDIR)$(ZSHCOMPDIR)/_ksm-run $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
 	rm -f $(MONITORING:%=$(DESTDIR)$(MONITORINGDIR)/%)
+
+# The Debian packages (libksmenable$(SOVERSION), libksmenable-dev, ksm-run),
+# built from make install in $(O)/deb/ by dpkg-deb: see packaging/deb/build-deb.
+.PHONY: deb
+deb:
+	packaging/deb/build-deb $(O)/deb $(VERSION) $(SOVERSION)
 
 clean:
 	rm -rf build
