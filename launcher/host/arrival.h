@@ -9,16 +9,17 @@
 struct arrival {
 	double last_t;          /* the previous tick; < 0 none yet */
 	long long last_c;
-	double pages_per_s;     /* the growth of late, smoothed over a few seconds */
+	double grew_t;          /* when it last grew, to what */
+	long long grew_c;
+	double t0;              /* when the memory began to arrive; < 0 not arriving */
+	long long c0;
+	double pages_per_s;     /* since t0; 0 when not arriving */
 };
 
 void arrival_reset(struct arrival *a);
 
-/* One tick: C candidate pages at time T (C < 0: unknown). */
+/* One tick: C candidate pages at time T (C < 0: unknown, not arriving). */
 void arrival_follow(struct arrival *a, double t, long long c);
-
-/* Is memory still arriving, for C candidate pages: fast enough to count? */
-int arrival_ongoing(const struct arrival *a, long long c);
 
 /*
  * The boost's pages_to_scan every SLEEP_MS for C candidate pages: MAX_PAGES,
