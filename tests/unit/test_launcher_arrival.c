@@ -121,28 +121,6 @@ static void machine_knobs(struct machine *m, const struct knob_set *k)
 		m->sleep_ms = atoll(v);
 }
 
-static void machine_start(struct machine *m, struct tuner *t, struct sys_sample *s0)
-{
-	struct knob_set want = { 0 };
-
-	tune_start(t, NULL, "20", false, 0.0, &want);
-	machine_knobs(m, &want);
-	machine_sample(m, s0);
-}
-
-/* A second of the machine, then a tick of the tuner, whose knobs it takes. */
-static void machine_step(struct machine *m, struct tuner *t, struct tune_input *in, struct sys_sample *now)
-{
-	struct knob_set out;
-
-	machine_second(m);
-	machine_sample(m, now);
-	in->now = now;
-	in->candidate_pages = m->cand;
-	tune_tick(t, in, &out);
-	machine_knobs(m, &out);
-}
-
 /*
  * Paced while the memory comes (twice its 33,000 pages a second: 660
  * pages every 10 ms), the full rate 3 s after it came; everything merged by
@@ -152,14 +130,21 @@ static void machine_step(struct machine *m, struct tuner *t, struct tune_input *
 static void test_arrival_guests(void)
 {
 	struct machine m = { 0 };
+	struct knob_set want = { 0 }, out;
 	struct sys_sample s0, s;
 	struct tuner t;
 	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
 	long long at30 = -1, paced = 0, arrived = 0;
 
-	machine_start(&m, &t, &s0);
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	machine_knobs(&m, &want);
+	machine_sample(&m, &s0);
 	while (m.t < 60) {
-		machine_step(&m, &t, &in, &s);
+		machine_second(&m);
+		machine_sample(&m, &s);
+		in.candidate_pages = m.cand;
+		tune_tick(&t, &in, &out);
+		machine_knobs(&m, &out);
 		if (m.t >= 2 && m.t < ARRIVAL_S) {
 			CHECK(m.pages == 660);
 			paced++;
@@ -192,15 +177,22 @@ static void test_arrival_guests(void)
 static void test_arrival_boost_again(void)
 {
 	struct machine m = { .again = 60 };
+	struct knob_set want = { 0 }, out;
 	struct sys_sample s0, s;
 	struct tuner t;
 	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
 	char end[96];
 	int checked = 0;
 
-	machine_start(&m, &t, &s0);
+	tune_start(&t, NULL, "20", false, 0.0, &want);
+	machine_knobs(&m, &want);
+	machine_sample(&m, &s0);
 	while (m.t < 75) {
-		machine_step(&m, &t, &in, &s);
+		machine_second(&m);
+		machine_sample(&m, &s);
+		in.candidate_pages = m.cand;
+		tune_tick(&t, &in, &out);
+		machine_knobs(&m, &out);
 		if (m.t > 62 && t.phase == TUNE_BOOST) {
 			snprintf(end, sizeof end, "; then boosted again (new memory to merge): %lld pages every 10 ms",
 				 m.pages);
