@@ -260,13 +260,6 @@ static void go_steady(struct tuner *t, const struct tune_input *in, struct knob_
 		 t->steady_pages, t->steady_sleep_ms);
 }
 
-/* The end of the report's history: the boost again, at the rate in force. */
-static void tell_boost_again(struct tuner *t)
-{
-	snprintf(t->handover + t->again_at, sizeof t->handover - t->again_at,
-		 "; then boosted again (%s): %lld pages every %s ms", t->again_why, t->boost_pages, BOOST_SLEEP);
-}
-
 static void boost_again(struct tuner *t, const struct tune_input *in, struct knob_set *out, const char *why)
 {
 	char v[32];
@@ -287,9 +280,9 @@ static void boost_again(struct tuner *t, const struct tune_input *in, struct kno
 	snprintf(t->last_decision, sizeof t->last_decision, "boost (%s): %s pages every %s ms", why, v, BOOST_SLEEP);
 	/* The report's history must end with the rate in force, not the steady one before. */
 	if (t->handover[0]) {
-		t->again_at = strlen(t->handover);
-		snprintf(t->again_why, sizeof t->again_why, "%s", why);
-		tell_boost_again(t);
+		size_t n = strlen(t->handover);
+		snprintf(t->handover + n, sizeof t->handover - n, "; then boosted again (%s): %s pages every %s ms",
+			 why, v, BOOST_SLEEP);
 	}
 }
 
@@ -503,8 +496,6 @@ static void pace_boost(struct tuner *t, const struct tune_input *in, struct knob
 		t->boost_paced_min = want;
 	snprintf(v, sizeof v, "%lld", want);
 	knob_put(out, "pages_to_scan", v);
-	if (t->again_at)
-		tell_boost_again(t);
 	if (want < BOOST_PAGES)
 		snprintf(t->last_decision, sizeof t->last_decision,
 			 "boost paced to the memory arriving (%.0f pages/s): %lld pages every %s ms",

@@ -69,8 +69,6 @@ struct tuner {
 	bool loss_futile;              /* such a boost won nothing back: not again until new memory */
 	char sleep_before[KNOB_VALUE_MAX];
 	char handover[512];            /* what was done, for the report; "" before the hand-over */
-	size_t again_at;               /* where its "then boosted again" begins; 0 none */
-	char again_why[64];
 	char last_decision[256];       /* the latest change, for the daemon's log; "" none new */
 	bool frugal;                   /* slowed to the minimum: merging does not pay */
 	bool no_smart_scan;            /* the kernel has no pages_skipped: every page rescanned */

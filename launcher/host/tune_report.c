@@ -37,7 +37,6 @@ void tune_describe(struct tuner *t)
 	char cost[384], paced[64] = "";
 
 	describe_cost(t, cost, sizeof cost);
-	t->again_at = 0;
 	/* Taken over in the steady phase (tune_resume_steady): this tuner never boosted. */
 	if (!t->boosts) {
 		snprintf(t->handover, sizeof t->handover, "taken over in the steady phase: %lld pages every %lld ms%s",

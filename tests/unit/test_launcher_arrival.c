@@ -5,7 +5,6 @@
  * more than a core allows.  No root, nothing changed.
  */
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,7 +68,6 @@ struct machine {
 	double t;
 	long long pages, sleep_ms, scans, scanned, cand, tracked, sharing;
 	double pos;                  /* pages into the current full scan */
-	double again;                /* when as much memory again begins to arrive; 0 never */
 	long long came_before[2];    /* candidate pages when the last two scans began */
 };
 
@@ -85,9 +83,6 @@ static void machine_second(struct machine *m)
 		rate = KSMD_MAX_PER_S;
 	m->t += 1;
 	m->cand = m->t >= ARRIVAL_S ? GUEST_PAGES : (long long)(GUEST_PAGES * m->t / ARRIVAL_S);
-	if (m->again && m->t > m->again)
-		m->cand += m->t >= m->again + ARRIVAL_S ? GUEST_PAGES
-						       : (long long)(GUEST_PAGES * (m->t - m->again) / ARRIVAL_S);
 	m->scanned += (long long)rate;
 	m->pos += rate;
 	while (m->cand && m->pos >= (double)m->cand) {
@@ -169,39 +164,4 @@ static void test_arrival_guests(void)
 	CHECK(strstr(t.handover, "boost 5000/10ms, down to 540 pages while memory arrived for 24 s") != NULL);
 }
 
-/*
- * As much memory again, arriving from 60 s in the steady phase: the boost
- * comes back, paced; the report's history ends with the rate in force,
- * whatever pacing made of it.
- */
-static void test_arrival_boost_again(void)
-{
-	struct machine m = { .again = 60 };
-	struct knob_set want = { 0 }, out;
-	struct sys_sample s0, s;
-	struct tuner t;
-	struct tune_input in = { .first = &s0, .now = &s, .pressure = -1, .ksmd_cpu_pct = -1 };
-	char end[96];
-	int checked = 0;
-
-	tune_start(&t, NULL, "20", false, 0.0, &want);
-	machine_knobs(&m, &want);
-	machine_sample(&m, &s0);
-	while (m.t < 75) {
-		machine_second(&m);
-		machine_sample(&m, &s);
-		in.candidate_pages = m.cand;
-		tune_tick(&t, &in, &out);
-		machine_knobs(&m, &out);
-		if (m.t > 62 && t.phase == TUNE_BOOST) {
-			snprintf(end, sizeof end, "; then boosted again (new memory to merge): %lld pages every 10 ms",
-				 m.pages);
-			CHECK(strlen(t.handover) > strlen(end) &&
-			      !strcmp(t.handover + strlen(t.handover) - strlen(end), end));
-			checked += m.pages < 5000;
-		}
-	}
-	CHECK(checked >= 5);
-}
-
-UNIT_MAIN(UNIT_TEST(test_arrival_pace), UNIT_TEST(test_arrival_guests), UNIT_TEST(test_arrival_boost_again))
+UNIT_MAIN(UNIT_TEST(test_arrival_pace), UNIT_TEST(test_arrival_guests))
