@@ -275,7 +275,7 @@ leave_counters_behind() {
 	wait_until 20 phase_is 1
 	stop_workload
 	cat "$WL_ERR"
-	grep -Eq '^  tuning:   boost 5000/10ms(, down to [0-9]+ pages while memory arrived)? for [0-9]+ s, then [0-9]+ pages every [0-9]+ ms .*; then boosted again \([a-z ]+\): 5000 pages every 10 ms$' "$WL_ERR"
+	grep -Eq '^  tuning:   boost 5000/10ms for [0-9]+ s, then [0-9]+ pages every [0-9]+ ms .*; then boosted again \([a-z ]+\): 5000 pages every 10 ms$' "$WL_ERR"
 	grep -Eq '^  knobs at the end: .*pages_to_scan=5000 sleep_millisecs=10 ' "$WL_ERR"
 }
 

@@ -10,8 +10,7 @@
  * kept ksmd at about 50% of a core, more than the fixed boost rate.
  *
  * So the tuner follows what ksmd does, read at every step, in two phases:
- *  boost:  5000 pages every 10 ms while there is new memory to merge, and
- *          while it still arrives, no faster than it comes (arrival.c);
+ *  boost:  5000 pages every 10 ms while there is new memory to merge;
  *  steady: a rate sized for the pages that still change.
  *
  * The boost ends on progress, not on a clock.  A page merges on ksmd's
@@ -96,7 +95,6 @@ static void reset(struct tuner *t, const struct tune_config *cfg, const char *sl
 	t->scans_at_growth = -1;
 	t->sharing_at_loss = -1;
 	t->boost_mark.t = -1;
-	arrival_reset(&t->arrival);
 }
 
 static void mark_of(struct scan_mark *m, const struct sys_sample *s)
@@ -121,7 +119,6 @@ void tune_start(struct tuner *t, const struct tune_config *cfg, const char *slee
 	knob_put(want, "pages_to_scan", v);
 	knob_put(want, "sleep_millisecs", BOOST_SLEEP);
 	t->phase = TUNE_BOOST;
-	t->boost_pages = BOOST_PAGES;
 	t->boosts = 1;
 	t->boost_start = now;
 	t->last_growth = now;
@@ -189,6 +186,48 @@ static long long within_cpu(const struct tuner *t, long long pages, double cpu_p
 	return pages < STEADY_MIN_PAGES ? STEADY_MIN_PAGES : pages;
 }
 
+/*
+ * The steady rate's cost: the full scan's period at the rate in force
+ * (the minimum rate or the CPU ceiling may make it other than planned),
+ * ksmd's CPU an hour at that rate (from its cost per page, measured in
+ * the boost), and, on a kernel without smart scan (before 6.7), that
+ * every tracked page is rescanned each pass.
+ */
+static void describe_cost(const struct tuner *t, char *buf, size_t len)
+{
+	double per_s = (double)t->steady_pages * 1000.0 / (double)(t->steady_sleep_ms > 0 ? t->steady_sleep_ms : 1);
+	double period = t->scan_pages > 0 && per_s > 0 ? t->scan_pages / per_s : t->cfg.steady_scan_s;
+	size_t n = (size_t)snprintf(buf, len, " (a full scan about every %.*f s", period < 10 ? 1 : 0, period);
+
+	if (t->cpu_per_page > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; ksmd about %.0f CPU-seconds an hour, %.2f%% of a core",
+				      per_s * t->cpu_per_page * 3600, per_s * t->cpu_per_page * 100);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, ")");
+	if (t->no_smart_scan && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "; no smart scan in this kernel (Linux 6.7+): "
+				      "all %lld tracked pages are rescanned on each pass, %.0f pages/s",
+				      t->rmap_at_handover > 0 ? t->rmap_at_handover : 0, per_s);
+	if (t->frugal && n < len)
+		snprintf(buf + n, len - n, "; slowed to the minimum: merging did not pay for ksmd's CPU");
+}
+
+static void describe(struct tuner *t)
+{
+	char cost[384];
+
+	describe_cost(t, cost, sizeof cost);
+	/* Taken over in the steady phase (tune_resume_steady): this tuner never boosted. */
+	if (!t->boosts) {
+		snprintf(t->handover, sizeof t->handover, "taken over in the steady phase: %lld pages every %lld ms%s",
+			 t->steady_pages, t->steady_sleep_ms, cost);
+		return;
+	}
+	snprintf(t->handover, sizeof t->handover, "boost %d/%sms for %.0f s%s, then %lld pages every %lld ms%s",
+		 BOOST_PAGES, BOOST_SLEEP, t->boost_total, t->boosts > 1 ? " in all (boosted again on new memory)" : "",
+		 t->steady_pages, t->steady_sleep_ms, cost);
+}
+
 /* Writes the steady rate when it changed by more than a fifth (small changes are not worth a write). */
 static bool set_steady_rate(struct tuner *t, const struct tune_input *in, struct knob_set *out, bool always)
 {
@@ -208,7 +247,7 @@ static bool set_steady_rate(struct tuner *t, const struct tune_input *in, struct
 	t->steady_sleep_ms = sleep_ms;
 	snprintf(v, sizeof v, "%lld", pages);
 	knob_put(out, "pages_to_scan", v);
-	tune_describe(t);
+	describe(t);
 	return true;
 }
 
@@ -264,8 +303,7 @@ static void boost_again(struct tuner *t, const struct tune_input *in, struct kno
 {
 	char v[32];
 
-	t->boost_pages = within_cpu(t, BOOST_PAGES, in->ksmd_cpu_pct);
-	snprintf(v, sizeof v, "%lld", t->boost_pages);
+	snprintf(v, sizeof v, "%lld", within_cpu(t, BOOST_PAGES, in->ksmd_cpu_pct));
 	t->phase = TUNE_BOOST;
 	t->boosts++;
 	t->boost_start = in->now->t;
@@ -338,7 +376,7 @@ static void cost_check(struct tuner *t, const struct tune_input *in, struct knob
 	t->steady_pages = STEADY_MIN_PAGES;
 	snprintf(v, sizeof v, "%d", STEADY_MIN_PAGES);
 	knob_put(out, "pages_to_scan", v);
-	tune_describe(t);
+	describe(t);
 	snprintf(t->last_decision, sizeof t->last_decision,
 		 "slowed to %d pages every %lld ms: %.1f MiB saved for %.1f%% of a core, under the floor for %.0f s",
 		 STEADY_MIN_PAGES, t->steady_sleep_ms, (double)gp / 1048576.0, in->ksmd_cpu_pct, COST_WINDOW_S);
@@ -479,32 +517,6 @@ static void mark_scan(struct tuner *t, const struct sys_sample *now, long long s
 	mark_of(&t->marks[t->nmarks++], now);
 }
 
-/* While memory arrives, the boost scans at the arrival's pace (arrival.c). */
-static void pace_boost(struct tuner *t, const struct tune_input *in, struct knob_set *out)
-{
-	long long want = arrival_boost_pages(&t->arrival, in->candidate_pages, STEADY_MIN_PAGES, BOOST_PAGES,
-					     TUNE_BOOST_SLEEP_MS);
-	char v[32];
-
-	want = within_cpu(t, want, in->ksmd_cpu_pct);
-	/* Changes under an eighth are not worth a write. */
-	if (want == t->boost_pages || (want != BOOST_PAGES && want * 8 > t->boost_pages * 7 &&
-				       want * 8 < t->boost_pages * 9))
-		return;
-	t->boost_pages = want;
-	if (want < BOOST_PAGES && (!t->boost_paced_min || want < t->boost_paced_min))
-		t->boost_paced_min = want;
-	snprintf(v, sizeof v, "%lld", want);
-	knob_put(out, "pages_to_scan", v);
-	if (want < BOOST_PAGES)
-		snprintf(t->last_decision, sizeof t->last_decision,
-			 "boost paced to the memory arriving (%.0f pages/s): %lld pages every %s ms",
-			 t->arrival.pages_per_s, want, BOOST_SLEEP);
-	else
-		snprintf(t->last_decision, sizeof t->last_decision,
-			 "boost at its full rate, the memory arrived: %lld pages every %s ms", want, BOOST_SLEEP);
-}
-
 /*
  * The boost's end: judged over the newest stretch that holds one whole
  * full scan (from a mark two scans back: the scan under way at a mark
@@ -521,8 +533,6 @@ static void boost_tick(struct tuner *t, const struct tune_input *in, struct knob
 			mark_of(&t->boost_mark, in->first);
 	}
 	follow_candidate(t, in, scans);
-	if (in->now->t > t->boost_start)        /* not in the tick that boosted again */
-		pace_boost(t, in, out);
 	mark_scan(t, in->now, scans);
 	if (in->now->t - (t->last_growth > t->boost_start ? t->last_growth : t->boost_start) > BOOST_MAX_S) {
 		go_steady(t, in, out, "a minute without new memory");
@@ -550,7 +560,6 @@ void tune_tick(struct tuner *t, const struct tune_input *in, struct knob_set *ou
 
 	out->n = 0;
 	t->last_decision[0] = '\0';
-	arrival_follow(&t->arrival, in->now->t, in->candidate_pages);
 	if (t->phase == TUNE_STEADY)
 		steady_tick(t, in, out);
 	if (t->phase != TUNE_BOOST || scans == LLONG_MIN || sharing == LLONG_MIN)

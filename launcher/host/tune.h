@@ -9,7 +9,6 @@
 
 #include <stdbool.h>
 
-#include "host/arrival.h"
 #include "host/counters.h"
 #include "host/knobs.h"
 
@@ -51,9 +50,6 @@ struct tuner {
 	long long start_scans, rmap_at_handover, steady_pages, steady_sleep_ms;
 	long long cand_at_handover, cand_base, scans_at_growth;
 	double last_growth;            /* when the candidate memory last grew */
-	struct arrival arrival;        /* how fast it arrives now (arrival.c) */
-	long long boost_pages;         /* the boost's pages_to_scan in force */
-	long long boost_paced_min;     /* the fewest while paced to the arrival; 0 never paced */
 	int nmarks, boosts;
 	struct scan_mark marks[16];    /* the boost's last full scans, oldest first */
 	struct scan_mark boost_mark;   /* at the start of the boost: ksmd's cost per page */
@@ -97,9 +93,6 @@ void tune_resume_steady(struct tuner *t, const struct tune_config *cfg, const ch
  */
 void tune_steady_rate(double scan_pages, double period_s, long long sleep_before_ms, long long *pages,
 		      long long *sleep_ms);
-
-/* Writes into t->handover what was done (tune_report.c): the boost, the steady rate, its cost. */
-void tune_describe(struct tuner *t);
 
 /* One step; the knobs to write now go into OUT, emptied first. */
 void tune_tick(struct tuner *t, const struct tune_input *in, struct knob_set *out);
