@@ -162,6 +162,17 @@ print("signal %d" % -r.returncode if r.returncode < 0 else "exit %d" % r.returnc
 # json_of FILE FILTER: a jq filter over the last JSON report in FILE.
 json_of() { tail -n 1 "$1" | jq -r "$2"; }
 
+# demo_merged REPORT: the JSON report of `ksm-run --json -- demo_workers -w 3
+# -m 8` says that each worker (a child of the command) merged at least 95%
+# of its cache, and that 3 copies of 8 MiB kept one: over 12 MiB saved at
+# the peak (up to 16, less ksmd's own records).
+demo_merged() {
+	local workers
+	workers=$(json_of "$1" '.pid as $p | [.processes[] | select(.ppid == $p and .peak_ksm_merging_pages >= 1946)] | length')
+	[ "$workers" = 3 ] || { echo "workers that merged 95% of their cache: $workers of 3"; return 1; }
+	[ "$(json_of "$1" .general_profit.peak)" -gt $((12 << 20)) ]
+}
+
 # child_of PID: the first child of PID.
 child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
 
