@@ -39,9 +39,14 @@ make_root() {
 	unshare --mount --propagation private debootstrap --variant=minbase "$suite" "$1" "$mirror"
 }
 
+# Under a sanitizer each test says it does not apply (a skip in setup_file
+# would fail the file's teardown there): nothing to build for them.
+SANITIZED_WHY="the packages are built without sanitizers, the same in both runs"
+setup_extra() { not_sanitized "$SANITIZED_WHY"; }
+
 setup_file_extra() {
 	local t=$SECONDS
-	not_sanitized "the packages are built without sanitizers, the same in both runs"
+	[ -z "$SANITIZER_RUNTIME" ] || return 0
 	tree_files >"$BATS_FILE_TMPDIR/tree.before"
 	if [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null; then
 		ROOT_DIR=$(mktemp -d /var/tmp/ksmenable-deb.XXXXXX)
