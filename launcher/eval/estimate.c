@@ -294,8 +294,9 @@ static void scan_process(struct scan *s, struct est_proc *p)
 		p->skipped = open_failure(s, errno, "permission denied (cannot read its memory)");
 		return;
 	}
-	if (!s->pass) {
-		/* Who it is and how much it holds, for the recheck to compare. */
+	if (!s->pass && s->res->settle <= 0) {
+		/* Who it is and how much it holds, for the recheck to compare
+		 * (estimate_recheck.c: only without --settle's second pass). */
 		struct proc_stat st;
 		p->start = proc_stat_read(p->pid, &st) ? 0 : st.starttime;
 		p->anon_kb = proc_rss_anon_kb(p->pid);
