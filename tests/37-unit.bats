@@ -69,22 +69,30 @@ EXPOSURE_MAX=2.1
 # unit_sandbox: in SANDBOX, the words that run a command as the unit
 # would, without systemd: only the capabilities of CapabilityBoundingSet=,
 # no new privileges, every mount read-only (ProtectSystem=strict,
-# ProtectKernelTunables=) except the unit's ReadWritePaths= and
-# RuntimeDirectory=, and /proc mounted again with ProtectProc='s hidepid.
+# ProtectKernelTunables=) except the unit's ReadWritePaths=,
+# RuntimeDirectory= and StateDirectory= (made here as systemd makes them),
+# and /proc mounted again with ProtectProc='s hidepid.
 # TEXTFILES, if set, stands for node_exporter's directory; the directories
 # in SANDBOX_RW stay writable too (strace's logs).
 unit_sandbox() {
 	local unit caps rw=() p
 	unit=$(make_unit)
 	caps=$(unit_values "$unit" CapabilityBoundingSet | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
-	for p in $(unit_values "$unit" ReadWritePaths) "/run/$(unit_values "$unit" RuntimeDirectory)"; do
+	for p in $(unit_values "$unit" RuntimeDirectory); do
+		mkdir -p -m 0755 "/run/$p"
+		rw+=("/run/$p")
+	done
+	for p in $(unit_values "$unit" StateDirectory); do
+		mkdir -p -m 0755 "/var/lib/$p"
+		rw+=("/var/lib/$p")
+	done
+	for p in $(unit_values "$unit" ReadWritePaths); do
 		p=${p#-}
 		[ "$p" != "$TEXTFILES_DIR" ] || p=${TEXTFILES:-$p}
 		rw+=("$p")
 	done
 	# shellcheck disable=SC2206 # a list of directories without spaces
 	rw+=(${SANDBOX_RW:-})
-	mkdir -p "/run/$(unit_values "$unit" RuntimeDirectory)"
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	SANDBOX=(unshare --mount --propagation private sh -ec '
 		hidepid=$1 caps=$2
@@ -223,6 +231,17 @@ unit_allowed_syscalls() {
 	kill -KILL "$pid"
 	run ! grep -qi 'cannot\|denied\|read-only\|refused' "$log"
 	run -0 comm -23 <(syscalls_of "$trace".*) <(unit_allowed_syscalls)
+	[ -z "$output" ]
+}
+
+@test "the unit's sandbox: every place ksm-run writes is writable (the knobs, its state in /run, the scan cost)" {
+	requires cmd:setpriv cmd:unshare cmd:findmnt
+	local scancal_dir
+	scancal_dir=$(sed -n 's/^#define SCANCAL_DIR "\(.*\)"$/\1/p' "$TOP/launcher/host/scancal.h")
+	[ -n "$scancal_dir" ]
+	unit_sandbox
+	run -0 "${SANDBOX[@]}" sh -c 'for p; do [ -w "$p" ] || echo "$p: not writable"; done' sh \
+		/sys/kernel/mm/ksm/run /run/ksm-run "$scancal_dir"
 	[ -z "$output" ]
 }
 
