@@ -188,30 +188,71 @@ int scancal_save(const struct scancal *cal, char *why, size_t whylen)
 	return 0;
 }
 
-/* A rate knob now; -1 unknown. */
+void scancal_watch_start(struct scancal_watch *w, const struct scancal_point *at, long pages, long sleep_ms)
+{
+	*w = (struct scancal_watch){ .started = true, .npoints = 1, .pages_to_scan = pages, .sleep_ms = sleep_ms };
+	w->points[0] = *at;
+}
+
+static const struct scancal_point *point(const struct scancal_watch *w, int i)
+{
+	return &w->points[i % SCANCAL_POINTS];
+}
+
+/* The window that ends at the newest point: from the latest earlier point
+ * that leaves it enough scans and work.  The costliest becomes the best. */
+static void weigh_window(struct scancal_watch *w)
+{
+	const struct scancal_point *end = point(w, w->npoints - 1), *from;
+	int oldest = w->npoints > SCANCAL_POINTS ? w->npoints - SCANCAL_POINTS : 0;
+	struct scancal cal;
+
+	for (int i = w->npoints - 2; i >= oldest; i--) {
+		from = point(w, i);
+		if (end->scans - from->scans < SCANCAL_MIN_SCANS || end->scanned - from->scanned < SCANCAL_MIN_PAGES ||
+		    end->cpu - from->cpu < SCANCAL_MIN_CPU_S)
+			continue;
+		if (scancal_of_measure(end->cpu - from->cpu, end->t - from->t, end->scanned - from->scanned,
+				       w->pages_to_scan, w->sleep_ms, &cal) &&
+		    (!w->have_best || cal.ns_per_page > w->best.ns_per_page)) {
+			w->best = cal;
+			w->have_best = true;
+		}
+		return;
+	}
+}
+
+void scancal_watch_point(struct scancal_watch *w, const struct scancal_point *at)
+{
+	/* Only the first sample after a scan ended: a window is whole passes. */
+	if (!w->started || at->scans == point(w, w->npoints - 1)->scans)
+		return;
+	w->points[w->npoints % SCANCAL_POINTS] = *at;
+	w->npoints++;
+	weigh_window(w);
+}
+
 void scancal_watch_finish(struct scancal_watch *w)
 {
-	struct scancal cal;
 	char why[320];
 
 	if (!w->started || w->done)
 		return;
 	w->started = false;
-	if (w->scans1 - w->scans0 < SCANCAL_MIN_SCANS ||
-	    !scancal_of_measure(w->cpu1 - w->cpu0, w->t1 - w->t0, w->scanned1 - w->scanned0, w->pages_to_scan,
-				w->sleep_ms, &cal))
+	if (!w->have_best)
 		return;
 	w->done = true;
-	if (scancal_save(&cal, why, sizeof why))
+	if (scancal_save(&w->best, why, sizeof why))
 		msg("the scan cost was measured but not kept: %s", why);
 }
 
 void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now, long pages, long sleep_ms)
 {
-	long long scanned = sys_value(now, "pages_scanned"), scans = sys_value(now, "full_scans");
+	struct scancal_point at = { now->ksmd_cpu, now->t, sys_value(now, "pages_scanned"),
+				    sys_value(now, "full_scans") };
 
 	/* Root only: the directory is root's.  No pages_scanned (before 6.6): no measure. */
-	if (w->done || geteuid() != 0 || scanned == LLONG_MIN || scans == LLONG_MIN || now->ksmd_cpu < 0)
+	if (w->done || geteuid() != 0 || at.scanned == LLONG_MIN || at.scans == LLONG_MIN || at.cpu < 0)
 		return;
 	if (pages <= 0 || sleep_ms < 0)
 		return;
@@ -222,11 +263,7 @@ void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now,
 			return;
 	}
 	if (!w->started)
-		*w = (struct scancal_watch){ .started = true, .cpu0 = now->ksmd_cpu, .t0 = now->t,
-					     .scanned0 = scanned, .scans0 = scans, .pages_to_scan = pages,
-					     .sleep_ms = sleep_ms };
-	w->cpu1 = now->ksmd_cpu;
-	w->t1 = now->t;
-	w->scanned1 = scanned;
-	w->scans1 = scans;
+		scancal_watch_start(w, &at, pages, sleep_ms);
+	else
+		scancal_watch_point(w, &at);
 }

@@ -23,9 +23,9 @@
 /* Enough work for a figure worth keeping: CPU time comes in 10 ms ticks. */
 #define SCANCAL_MIN_PAGES 200000
 #define SCANCAL_MIN_CPU_S 0.5
-/* And the passes that merge, whose pages cost more than a checksum (the
- * merge, the trees' compares): the scan under way, then two full ones. */
-#define SCANCAL_MIN_SCANS 3
+/* And both passes that merge new memory: the first records checksums, the
+ * second merges (the trees' compares, the merge itself cost more). */
+#define SCANCAL_MIN_SCANS 2
 
 struct scancal {
 	double ns_per_page;
@@ -57,16 +57,32 @@ int scancal_save(const struct scancal *cal, char *why, size_t whylen);
 bool scancal_of_measure(double cpu_s, double wall_s, long long pages, long pages_to_scan, long sleep_ms,
 			struct scancal *out);
 
+/* The counters at one sample of a measure. */
+struct scancal_point {
+	double cpu, t;                  /* ksmd's CPU-seconds; now_s() */
+	long long scanned, scans;       /* pages_scanned, full_scans */
+};
+
+#define SCANCAL_POINTS 16
+
 /*
- * A run's measure, fed the samples while its instance holds the tuning:
- * from the first sample at a rate to the last at that rate, so that it
- * covers the passes that merge as well as the first (the boost's whole
- * length under the default tuning, the run's at a fixed rate).
+ * A run's measure, fed the samples while its instance holds the tuning at
+ * one rate (the boost's, or the user's).  What --estimate predicts is the
+ * cost of the passes that merge new memory, and a run's average is not it:
+ * later passes over settled memory cost a tenth as much (smart scan skips
+ * what it found unique; a merged page is only looked up), so the average
+ * depends on how long the run went on after its memory settled.  So the
+ * measure keeps the costliest window of at least two full scans (and
+ * enough pages and CPU to tell), each window ending at the first sample
+ * after a scan ended: for new memory, its first two passes.
  */
 struct scancal_watch {
-	bool started, done;
-	double cpu0, t0, cpu1, t1;
-	long long scanned0, scans0, scanned1, scans1;
+	bool started, done, have_best;
+	/* The measure's first sample, then the first sample after each
+	 * change of full_scans: a ring of the last SCANCAL_POINTS. */
+	struct scancal_point points[SCANCAL_POINTS];
+	int npoints;
+	struct scancal best;            /* the costliest window so far */
 	long pages_to_scan, sleep_ms;   /* in force when it started: a change ends it */
 };
 
@@ -77,8 +93,15 @@ struct scancal_watch {
 void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now, long pages_to_scan,
 			  long sleep_ms);
 
-/* The instance stops tuning or leaves: the measure so far is kept if it is
- * enough (a warning on failure), and a later one starts afresh. */
+/* The parts of it that read and write nothing: a measure starts at AT, at
+ * PAGES_TO_SCAN every SLEEP_MS; a later point AT joins it. */
+void scancal_watch_start(struct scancal_watch *w, const struct scancal_point *at, long pages_to_scan,
+			 long sleep_ms);
+void scancal_watch_point(struct scancal_watch *w, const struct scancal_point *at);
+
+/* The instance stops tuning or leaves: the measure's costliest window is
+ * kept if there is one (a warning on failure), and a later one starts
+ * afresh. */
 void scancal_watch_finish(struct scancal_watch *w);
 
 #endif
