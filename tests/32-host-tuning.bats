@@ -141,6 +141,10 @@ rate_is_the_tuners() {
 	# The holder's command ends (with another registered, nothing is restored).
 	stop_workload a
 	wait_until 3 tuner_is "$(wl_pid b)"
+	# The state names the new holder with the phase it takes up, from the
+	# first write: it once said "off" (the phase of b before it held the
+	# tuning) until b's next tick.
+	[ "$(state_phase)" = 2 ]
 	# Before the phase was kept, the next holder boosted at 5000 pages.
 	sleep 2
 	knob_below pages_to_scan 5000

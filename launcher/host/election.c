@@ -195,7 +195,9 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 		news->prior_phase = prior;
 		dirty = true;
 	}
-	if (m->tuning && st.tuner_phase != phase) {
+	/* A new holder's PHASE is from before it held the tuning (off): the
+	 * phase it takes up comes from election_took_over(). */
+	if (m->tuning && !news->became_tuner && st.tuner_phase != phase) {
 		st.tuner_phase = phase;
 		dirty = true;
 	}
@@ -219,6 +221,14 @@ int election_tick(struct membership *m, int phase, struct election_news *news)
 out:
 	close(fd);
 	return r;
+}
+
+void election_took_over(struct membership *m, int phase)
+{
+	if (!m->locked || !m->tuning || st.tuner_phase == phase)
+		return;
+	st.tuner_phase = phase;
+	store_or_go_on(m);
 }
 
 void election_unlock(struct membership *m)

@@ -72,6 +72,10 @@ int election_join(struct membership *m, const struct knob_set *want, int phase);
  * it (a daemon that joined in between would see them as someone else's).
  */
 int election_tick(struct membership *m, int phase, struct election_news *news);
+/* Still under that lock: the tick made this instance the holder, and it
+ * took up PHASE.  The state says so at once, not at its next tick (until
+ * then it would name the new holder with its phase from before, off). */
+void election_took_over(struct membership *m, int phase);
 void election_unlock(struct membership *m);
 
 /*

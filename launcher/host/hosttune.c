@@ -162,6 +162,7 @@ static void take_over(struct host_tuner *h, const struct election_news *news, co
 	}
 	expect_now(h);
 	write_knobs(h, &out);
+	election_took_over(&h->m, held_phase(h));
 	say(h, "took over the tuning (the instance that held it ended)%s",
 	    news->prior_phase == HELD_STEADY ? ": steady" : h->user_rate ? ": the user's rate" : ": boost");
 }
