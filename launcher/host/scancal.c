@@ -148,22 +148,25 @@ int scancal_load(struct scancal *out, char *why, size_t whylen)
 	return 1;
 }
 
+/* What a batch of PAGES_TO_SCAN took beyond its CPU and its SLEEP_MS. */
+static double batch_extra_ms(double cpu_s, double wall_s, long long pages, long pages_to_scan, long sleep_ms)
+{
+	double batches = (double)pages / (double)(pages_to_scan > 0 ? pages_to_scan : 1);
+	double ms = (wall_s - cpu_s) * 1000.0 / batches - (double)sleep_ms;
+
+	return ms < EXTRA_MIN_MS ? EXTRA_MIN_MS : ms > EXTRA_MAX_MS ? EXTRA_MAX_MS : ms;
+}
+
 bool scancal_of_measure(double cpu_s, double wall_s, long long pages, long pages_to_scan, long sleep_ms,
 			struct scancal *out)
 {
-	double batches = (double)pages / (double)(pages_to_scan > 0 ? pages_to_scan : 1);
-
 	memset(out, 0, sizeof *out);
 	if (pages < SCANCAL_MIN_PAGES || cpu_s < SCANCAL_MIN_CPU_S || pages_to_scan <= 0 || wall_s < cpu_s)
 		return false;
 	out->pages = pages;
 	out->cpu_seconds = cpu_s;
 	out->ns_per_page = cpu_s * 1e9 / (double)pages;
-	out->batch_extra_ms = (wall_s - cpu_s) * 1000.0 / batches - (double)sleep_ms;
-	if (out->batch_extra_ms < EXTRA_MIN_MS)
-		out->batch_extra_ms = EXTRA_MIN_MS;
-	if (out->batch_extra_ms > EXTRA_MAX_MS)
-		out->batch_extra_ms = EXTRA_MAX_MS;
+	out->batch_extra_ms = batch_extra_ms(cpu_s, wall_s, pages, pages_to_scan, sleep_ms);
 	return out->ns_per_page >= NS_MIN && out->ns_per_page <= NS_MAX;
 }
 
@@ -200,25 +203,45 @@ static const struct scancal_point *point(const struct scancal_watch *w, int i)
 }
 
 /* The window that ends at the newest point: from the latest earlier point
- * that leaves it enough scans and work.  The costliest becomes the best. */
-static void weigh_window(struct scancal_watch *w)
+ * that leaves it two scans, SCANCAL_MIN_PAGES and (with NEED_CPU)
+ * SCANCAL_MIN_CPU_S.  NULL when there is none. */
+static const struct scancal_point *window_start(const struct scancal_watch *w, bool need_cpu)
 {
 	const struct scancal_point *end = point(w, w->npoints - 1), *from;
 	int oldest = w->npoints > SCANCAL_POINTS ? w->npoints - SCANCAL_POINTS : 0;
-	struct scancal cal;
 
 	for (int i = w->npoints - 2; i >= oldest; i--) {
 		from = point(w, i);
-		if (end->scans - from->scans < SCANCAL_MIN_SCANS || end->scanned - from->scanned < SCANCAL_MIN_PAGES ||
-		    end->cpu - from->cpu < SCANCAL_MIN_CPU_S)
-			continue;
-		if (scancal_of_measure(end->cpu - from->cpu, end->t - from->t, end->scanned - from->scanned,
-				       w->pages_to_scan, w->sleep_ms, &cal) &&
-		    (!w->have_best || cal.ns_per_page > w->best.ns_per_page)) {
-			w->best = cal;
-			w->have_best = true;
-		}
-		return;
+		if (end->scans - from->scans >= SCANCAL_MIN_SCANS && end->scanned - from->scanned >= SCANCAL_MIN_PAGES &&
+		    (!need_cpu || end->cpu - from->cpu >= SCANCAL_MIN_CPU_S))
+			return from;
+	}
+	return NULL;
+}
+
+/* The windows that end at the newest point: the costliest CPU per page
+ * becomes the best; the least extra wait is kept apart, from windows
+ * without the CPU that a figure per page needs (passes over settled
+ * memory take little CPU, and they show the host at its quietest). */
+static void weigh_windows(struct scancal_watch *w)
+{
+	const struct scancal_point *end = point(w, w->npoints - 1), *from;
+	struct scancal cal;
+
+	if ((from = window_start(w, false)) && end->t - from->t >= end->cpu - from->cpu) {
+		double extra = batch_extra_ms(end->cpu - from->cpu, end->t - from->t, end->scanned - from->scanned,
+					      w->pages_to_scan, w->sleep_ms);
+
+		if (!w->have_extra || extra < w->least_extra_ms)
+			w->least_extra_ms = extra;
+		w->have_extra = true;
+	}
+	if ((from = window_start(w, true)) &&
+	    scancal_of_measure(end->cpu - from->cpu, end->t - from->t, end->scanned - from->scanned, w->pages_to_scan,
+			       w->sleep_ms, &cal) &&
+	    (!w->have_best || cal.ns_per_page > w->best.ns_per_page)) {
+		w->best = cal;
+		w->have_best = true;
 	}
 }
 
@@ -229,20 +252,31 @@ void scancal_watch_point(struct scancal_watch *w, const struct scancal_point *at
 		return;
 	w->points[w->npoints % SCANCAL_POINTS] = *at;
 	w->npoints++;
-	weigh_window(w);
+	weigh_windows(w);
+}
+
+bool scancal_watch_result(const struct scancal_watch *w, struct scancal *out)
+{
+	if (!w->have_best)
+		return false;
+	*out = w->best;
+	if (w->have_extra && w->least_extra_ms < out->batch_extra_ms)
+		out->batch_extra_ms = w->least_extra_ms;
+	return true;
 }
 
 void scancal_watch_finish(struct scancal_watch *w)
 {
+	struct scancal cal;
 	char why[320];
 
 	if (!w->started || w->done)
 		return;
 	w->started = false;
-	if (!w->have_best)
+	if (!scancal_watch_result(w, &cal))
 		return;
 	w->done = true;
-	if (scancal_save(&w->best, why, sizeof why))
+	if (scancal_save(&cal, why, sizeof why))
 		msg("the scan cost was measured but not kept: %s", why);
 }
 

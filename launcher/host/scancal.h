@@ -77,12 +77,19 @@ struct scancal_point {
  * after a scan ended: for new memory, its first two passes.
  */
 struct scancal_watch {
-	bool started, done, have_best;
+	bool started, done, have_best, have_extra;
 	/* The measure's first sample, then the first sample after each
 	 * change of full_scans: a ring of the last SCANCAL_POINTS. */
 	struct scancal_point points[SCANCAL_POINTS];
 	int npoints;
 	struct scancal best;            /* the costliest window so far */
+	/* A batch's extra wait is the least of any window of two scans and
+	 * SCANCAL_MIN_PAGES (no CPU needed): the timer's rounding, and what
+	 * the host's load added at its quietest.  The load of the run that
+	 * measures says nothing of the host when the estimate is made, and
+	 * the costliest window may well be the moment it was busiest (guests
+	 * booting beside ksmd). */
+	double least_extra_ms;
 	long pages_to_scan, sleep_ms;   /* in force when it started: a change ends it */
 };
 
@@ -98,6 +105,8 @@ void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now,
 void scancal_watch_start(struct scancal_watch *w, const struct scancal_point *at, long pages_to_scan,
 			 long sleep_ms);
 void scancal_watch_point(struct scancal_watch *w, const struct scancal_point *at);
+/* What the measure would keep: false when it has no window yet. */
+bool scancal_watch_result(const struct scancal_watch *w, struct scancal *out);
 
 /* The instance stops tuning or leaves: the measure's costliest window is
  * kept if there is one (a warning on failure), and a later one starts
