@@ -219,10 +219,11 @@ static const struct scancal_point *window_start(const struct scancal_watch *w, b
 	return NULL;
 }
 
-/* The windows that end at the newest point: the costliest CPU per page
- * becomes the best; the least extra wait is kept apart, from windows
- * without the CPU that a figure per page needs (passes over settled
- * memory take little CPU, and they show the host at its quietest). */
+/* The windows that end at the newest point: the one that merged more than
+ * any before becomes the best; the least extra wait is kept apart, from
+ * windows without the CPU that a figure per page needs (passes over
+ * settled memory take little CPU, and they show the host at its
+ * quietest). */
 static void weigh_windows(struct scancal_watch *w)
 {
 	const struct scancal_point *end = point(w, w->npoints - 1), *from;
@@ -239,8 +240,9 @@ static void weigh_windows(struct scancal_watch *w)
 	if ((from = window_start(w, true)) &&
 	    scancal_of_measure(end->cpu - from->cpu, end->t - from->t, end->scanned - from->scanned, w->pages_to_scan,
 			       w->sleep_ms, &cal) &&
-	    (!w->have_best || cal.ns_per_page > w->best.ns_per_page)) {
+	    (!w->have_best || end->sharing - from->sharing > w->best_growth)) {
 		w->best = cal;
+		w->best_growth = end->sharing - from->sharing;
 		w->have_best = true;
 	}
 }
@@ -283,7 +285,7 @@ void scancal_watch_finish(struct scancal_watch *w)
 void scancal_watch_sample(struct scancal_watch *w, const struct sys_sample *now, long pages, long sleep_ms)
 {
 	struct scancal_point at = { now->ksmd_cpu, now->t, sys_value(now, "pages_scanned"),
-				    sys_value(now, "full_scans") };
+				    sys_value(now, "full_scans"), sys_value(now, "pages_sharing") };
 
 	/* Root only: the directory is root's.  No pages_scanned (before 6.6): no measure. */
 	if (w->done || geteuid() != 0 || at.scanned == LLONG_MIN || at.scans == LLONG_MIN || at.cpu < 0)

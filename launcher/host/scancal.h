@@ -61,6 +61,7 @@ bool scancal_of_measure(double cpu_s, double wall_s, long long pages, long pages
 struct scancal_point {
 	double cpu, t;                  /* ksmd's CPU-seconds; now_s() */
 	long long scanned, scans;       /* pages_scanned, full_scans */
+	long long sharing;              /* pages_sharing */
 };
 
 #define SCANCAL_POINTS 16
@@ -72,9 +73,11 @@ struct scancal_point {
  * later passes over settled memory cost a tenth as much (smart scan skips
  * what it found unique; a merged page is only looked up), so the average
  * depends on how long the run went on after its memory settled.  So the
- * measure keeps the costliest window of at least two full scans (and
- * enough pages and CPU to tell), each window ending at the first sample
- * after a scan ended: for new memory, its first two passes.
+ * measure keeps the window of at least two full scans (and enough pages
+ * and CPU to tell) in which pages_sharing grew the most, each window
+ * ending at the first sample after a scan ended: for new memory, its
+ * first two passes.  Not the costliest window: passes over memory that is
+ * being written cost more and merge nothing.
  */
 struct scancal_watch {
 	bool started, done, have_best, have_extra;
@@ -82,7 +85,8 @@ struct scancal_watch {
 	 * change of full_scans: a ring of the last SCANCAL_POINTS. */
 	struct scancal_point points[SCANCAL_POINTS];
 	int npoints;
-	struct scancal best;            /* the costliest window so far */
+	struct scancal best;            /* the window that merged the most so far */
+	long long best_growth;          /* its growth of pages_sharing */
 	/* A batch's extra wait is the least of any window of two scans and
 	 * SCANCAL_MIN_PAGES (no CPU needed): the timer's rounding, and what
 	 * the host's load added at its quietest.  The load of the run that

@@ -141,53 +141,65 @@ static void test_calibration_measure(void)
 
 /*
  * A run that tunes new memory at 5000 / 10 ms: passes of PAGES pages, pass
- * i at PASS_NS[i] a page, each batch waiting 2 ms beyond its sleep, or
- * EXTRA_MS[i] where given.  Sampled twice a pass, at its middle and just
- * after its end.
+ * i at PASS_NS[i] a page, merging MERGED[i] pages (none where NULL), each
+ * batch waiting 2 ms beyond its sleep, or EXTRA_MS[i] where given.
+ * Sampled twice a pass, at its middle and just after its end.
  */
-static void feed_passes(struct scancal_watch *w, const double *pass_ns, const double *extra_ms, int passes,
-			long long pages)
+struct run {
+	const double *pass_ns, *extra_ms;
+	const long long *merged;
+	int passes;
+	long long pages;
+};
+
+static void feed_passes(struct scancal_watch *w, struct run r)
 {
-	struct scancal_point at = { 0, 0, 0, 7 };
+	struct scancal_point at = { 0, 0, 0, 7, 0 };
 
 	scancal_watch_start(w, &at, 5000, 10);
-	for (int i = 0; i < passes; i++) {
-		double cpu = (double)pages * pass_ns[i] / 1e9,
-		       wall = cpu + (double)pages / 5000 * (10 + (extra_ms ? extra_ms[i] : 2)) / 1000;
+	for (int i = 0; i < r.passes; i++) {
+		double cpu = (double)r.pages * r.pass_ns[i] / 1e9,
+		       wall = cpu + (double)r.pages / 5000 * (10 + (r.extra_ms ? r.extra_ms[i] : 2)) / 1000;
+		long long merged = r.merged ? r.merged[i] : 0;
 
-		at.cpu += cpu / 2, at.t += wall / 2, at.scanned += pages / 2;
+		at.cpu += cpu / 2, at.t += wall / 2, at.scanned += r.pages / 2, at.sharing += merged / 2;
 		scancal_watch_point(w, &at);
-		at.cpu += cpu / 2, at.t += wall / 2, at.scanned += pages / 2, at.scans++;
+		at.cpu += cpu / 2, at.t += wall / 2, at.scanned += r.pages / 2, at.sharing += merged - merged / 2;
+		at.scans++;
 		scancal_watch_point(w, &at);
 	}
 }
 
 static void test_calibration_watch(void)
 {
+	/* Checksums, the merge, then settled memory. */
 	const double merging[] = { 1000, 3000, 200, 200, 200, 200, 200, 200, 200, 200 };
-	const double churn[] = { 1000, 1200, 1100, 4000, 1000, 1000 };
+	const long long merged[] = { 0, 150000, 0, 0, 0, 0, 0, 0, 0, 0 };
+	/* The same, then memory written again and again, merging nothing. */
+	const double churn[] = { 1000, 3000, 200, 200, 5000, 5000, 5000, 200 };
 	const double small[] = { 2000, 2000, 2000, 2000, 2000, 2000, 2000, 2000 };
+	const long long small_merged[] = { 0, 0, 0, 0, 0, 40000, 0, 0 };
 	/* The merging passes meet the host at its busiest (guests booting). */
 	const double busy[] = { 40, 40, 2, 2, 2, 2, 2, 2, 2, 2 };
 	struct scancal_watch w;
 	struct scancal c;
 
 	/* The first two passes are kept, not the run's average (560 ns). */
-	feed_passes(&w, merging, NULL, 10, 300000);
+	feed_passes(&w, (struct run){ merging, NULL, merged, 10, 300000 });
 	CHECK(scancal_watch_result(&w, &c) && NEAR(c.ns_per_page, 2000));
 	CHECK(NEAR(c.batch_extra_ms, 2.0) && c.pages == 600000);
 	/* Their CPU per page, but the quietest window's extra wait: 2 ms, not 40. */
-	feed_passes(&w, merging, busy, 10, 300000);
+	feed_passes(&w, (struct run){ merging, busy, merged, 10, 300000 });
 	CHECK(scancal_watch_result(&w, &c) && NEAR(c.ns_per_page, 2000) && NEAR(c.batch_extra_ms, 2.0));
-	/* The costliest two passes, wherever they come: churn that is scanned again. */
-	feed_passes(&w, churn, NULL, 6, 300000);
-	CHECK(scancal_watch_result(&w, &c) && NEAR(c.ns_per_page, 2550));
-	/* One pass is not a window, however costly. */
-	feed_passes(&w, merging, NULL, 1, 300000);
+	/* Costlier passes that merge nothing are not the ones kept. */
+	feed_passes(&w, (struct run){ churn, NULL, merged, 8, 300000 });
+	CHECK(scancal_watch_result(&w, &c) && NEAR(c.ns_per_page, 2000));
+	/* One pass is not a window, however much it merged. */
+	feed_passes(&w, (struct run){ merging, NULL, (const long long[]){ 150000 }, 1, 300000 });
 	CHECK(!scancal_watch_result(&w, &c));
 	/* Small memory: the window grows until it holds enough pages and CPU
 	 * (0.5 CPU-s: 250,000 pages at 2,000 ns; 40,000 pages a pass). */
-	feed_passes(&w, small, NULL, 8, 40000);
+	feed_passes(&w, (struct run){ small, NULL, small_merged, 8, 40000 });
 	CHECK(scancal_watch_result(&w, &c) && NEAR(c.ns_per_page, 2000) && c.pages >= 250000);
 }
 
