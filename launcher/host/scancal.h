@@ -91,8 +91,8 @@ struct scancal_watch {
 	 * SCANCAL_MIN_PAGES (no CPU needed): the timer's rounding, and what
 	 * the host's load added at its quietest.  The load of the run that
 	 * measures says nothing of the host when the estimate is made, and
-	 * the costliest window may well be the moment it was busiest (guests
-	 * booting beside ksmd). */
+	 * the window that merged the most may well be the moment it was
+	 * busiest (guests booting beside ksmd). */
 	double least_extra_ms;
 	long pages_to_scan, sleep_ms;   /* in force when it started: a change ends it */
 };
@@ -112,9 +112,8 @@ void scancal_watch_point(struct scancal_watch *w, const struct scancal_point *at
 /* What the measure would keep: false when it has no window yet. */
 bool scancal_watch_result(const struct scancal_watch *w, struct scancal *out);
 
-/* The instance stops tuning or leaves: the measure's costliest window is
- * kept if there is one (a warning on failure), and a later one starts
- * afresh. */
+/* The instance stops tuning or leaves: the measure's result is kept if it
+ * has one (a warning on failure), and a later measure starts afresh. */
 void scancal_watch_finish(struct scancal_watch *w);
 
 #endif
