@@ -15,7 +15,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 @test "--attach and --detach: bad options are refused with 125 before anything changes" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local before
-	start_workload -- "$(attachee)" sleep 30
+	start_workload -- "$(attachee)" sleep 600
 	before=$(knobs_snapshot)
 	for args in "--attach=all" "--attach=$WL_PID,all" "--attach=abc" "--attach=" \
 		"--attach=$WL_PID -- true" "--detach=$WL_PID --no-wait" "--no-wait" \
@@ -76,7 +76,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 
 @test "a target's name is its own to choose: the line shows it escaped" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
-	start_workload -- "$(attachee)" --name=$'\e]0;pwned\a\e[2J' sleep 30
+	start_workload -- "$(attachee)" --name=$'\e]0;pwned\a\e[2J' sleep 600
 	run -0 "$KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output != *$'\e'* && $output != *$'\a'* ]]
 	[[ $output == "$WL_PID ("*"]0;pwned"*"): enabled"* ]]
@@ -138,7 +138,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 }
 
 @test "--attach --allow that chooses no region: \"no region matched the selection\", counted apart, not a refusal" {
-	start_workload -- "$(attachee)" --dup=8 sleep 30
+	start_workload -- "$(attachee)" --dup=8 sleep 600
 	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=64M --no-wait
 	[ "$output" = "$WL_PID (attachee): no region matched the selection; $(readback no no)" ]
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=heap,anon --min-size=64M --no-wait --json
@@ -162,7 +162,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 }
 
 @test "--attach --allow: madvise of the regions chosen now; --detach --allow: unmergeable again" {
-	start_workload -- "$(attachee)" --dup=8 sleep 30
+	start_workload -- "$(attachee)" --dup=8 sleep 600
 	[ "$(mergeable_regions "$WL_PID")" = 0 ]
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --allow=anon --min-size=1M --no-wait
 	[[ $output == "$WL_PID (attachee): enabled, 1 region (8.0 MiB) advised; stopped "*"; $(readback no yes)" ]]
@@ -232,7 +232,7 @@ undone_detaches() {
 @test "--detach reports what it reads back: a flag switched back on at once is a refusal, never \"disabled\"" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local results
-	start_workload -- "$(attachee)" --remerge=prctl sleep 30
+	start_workload -- "$(attachee)" --remerge=prctl sleep 600
 	results=$(undone_detaches)
 	echo "$results" | sort | uniq -c >&2
 	# Before: "disabled true", the flag on in the same JSON.
@@ -242,7 +242,7 @@ undone_detaches() {
 
 @test "--detach --allow reports what it reads back: a region advised back at once is a refusal" {
 	local results
-	start_workload -- "$(attachee)" --dup=8 --remerge=madvise sleep 30
+	start_workload -- "$(attachee)" --dup=8 --remerge=madvise sleep 600
 	results=$(undone_detaches --allow=anon --min-size=1M)
 	echo "$results" | sort | uniq -c >&2
 	if grep -q '^disabled [a-z]* true' <<<"$results"; then return 1; fi
@@ -270,8 +270,8 @@ undone_detaches() {
 @test "a target killed during the attach: it ended, not refused, and ksm-run goes on to the next" {
 	local ksm i out=$BATS_TEST_TMPDIR/out
 	echo 1 >"$KSM/run"      # ksmd runs: the output is the targets' lines alone
-	start_workload victim -- "$(attachee)" --regions=3000 sleep 30
-	start_workload other -- "$(attachee)" sleep 30
+	start_workload victim -- "$(attachee)" --regions=3000 sleep 600
+	start_workload other -- "$(attachee)" sleep 600
 	local victim other
 	victim=$(wl_pid victim) other=$(wl_pid other)
 	"$KSM_RUN" --attach="$victim,$other" --allow=anon --no-wait >"$out" 2>&1 &
@@ -344,7 +344,7 @@ undone_detaches() {
 	sh -c 'exit 0' &
 	gone=$!
 	wait "$gone"
-	start_workload -- "$(attachee)" sleep 30
+	start_workload -- "$(attachee)" sleep 600
 	# Before: "PID (?): ended", nothing more.
 	run --separate-stderr "$KSM_RUN" --attach="$gone" --no-wait
 	[ "$status" = 0 ] && [ "$output" = "$gone: no such process" ]
@@ -395,7 +395,7 @@ undone_detaches() {
 	make_cgroup svc
 	d=$CG_DIR rel=${CG_DIR#"$(cgroup_root)"}
 	start_workload inside -- sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" sleep 30' sh "$d" "$(attachee)"
-	start_workload outside -- "$(attachee)" sleep 30
+	start_workload outside -- "$(attachee)" sleep 600
 	other=$(wl_pid outside)
 	run -0 --separate-stderr "$KSM_RUN" --attach="cgroup:$rel" --no-wait
 	[ "${#lines[@]}" = 1 ] && [[ $output == "$(wl_pid inside) (attachee): enabled, process-wide"* ]]
