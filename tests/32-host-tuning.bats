@@ -10,6 +10,9 @@ LAUNCHER_REQUIRES="root ksm jq"
 
 # A command instance with the default tuning and a command that waits.
 start_tuned() { start_workload "$1" -- "$KSM_RUN" -q -- "$PROGS/sigprog" wait; }
+# The same with 16 MiB to merge: its boost outlasts a tick even under TCG,
+# where sigprog's can end before the state names it.
+start_merging() { start_workload "$1" -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait; }
 
 # The rate in force is the tuner's: the boost's 5000 pages every 10 ms, or
 # the steady phase once the boost ended on progress (sigprog has next to no
@@ -98,7 +101,7 @@ rate_is_the_tuners() {
 }
 
 @test "a command started in the steady phase brings the boost back; one that ends does not" {
-	start_workload a -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_merging a
 	start_tuned b
 	# Both merged and levelled off: the steady phase (after at least 10 s).
 	wait_until 40 knob_below pages_to_scan 5000
@@ -108,9 +111,7 @@ rate_is_the_tuners() {
 	sleep 3
 	knob_below pages_to_scan 5000
 	[ "$(state_phase)" = 2 ]
-	# A command with memory to merge, so that the boost lasts beyond a
-	# tick (sigprog's can end before the state names it, under TCG).
-	start_workload c -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_merging c
 	wait_until 3 knob_is pages_to_scan 5000
 	[ "$(knob_value sleep_millisecs)" = 10 ]
 	wait_until 3 phase_is 1
@@ -120,9 +121,7 @@ rate_is_the_tuners() {
 
 @test "--status --json: the tuner, its phase and every registered command" {
 	local a b
-	# With memory to merge: sigprog's boost can end before a slow machine
-	# (TCG) has started the second.
-	start_workload first -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_merging first
 	a=$(wl_pid first)
 	start_workload second -- "$KSM_RUN" -q --no-tune -- "$PROGS/sigprog" wait
 	b=$(wl_pid second)
@@ -140,7 +139,7 @@ rate_is_the_tuners() {
 }
 
 @test "the holder ends cleanly in the steady phase: the next one goes on steady, it does not boost again" {
-	start_workload a -- "$KSM_RUN" -q -- "$PROGS/dupmem" mmap=16 wait
+	start_merging a
 	start_tuned b
 	wait_until 40 knob_below pages_to_scan 5000
 	wait_until 3 phase_is 2

@@ -325,7 +325,7 @@ command_agrees() {
 }
 
 @test "--metrics-file under a command's ksm-run: promtool passes, the figures are sysfs's and the command's" {
-	local dir=$BATS_TEST_TMPDIR/textfile f pid
+	local dir=$BATS_TEST_TMPDIR/textfile f pid snapshot
 	mkdir "$dir"
 	f=$dir/ksmenable.prom
 	# (A link or FIFO planted at PATH is refused: tests/43-planted-files.bats.)
@@ -338,12 +338,13 @@ command_agrees() {
 	# One copy for the checks of its form: the file is replaced every
 	# 0.3 s, and two reads may see two versions with other families (in
 	# the 6.1 guest the counts of HELP and TYPE lines differed so).
-	cp "$f" "$BATS_TEST_TMPDIR/snapshot.prom"
-	promtool_ok "$BATS_TEST_TMPDIR/snapshot.prom"
-	cat "$BATS_TEST_TMPDIR/snapshot.prom"
+	snapshot=$BATS_TEST_TMPDIR/snapshot.prom
+	cp "$f" "$snapshot"
+	promtool_ok "$snapshot"
+	cat "$snapshot"
 	# HELP and TYPE for every family, counters named _total.
-	[ "$(grep -c '^# HELP ' "$BATS_TEST_TMPDIR/snapshot.prom")" = "$(grep -c '^# TYPE ' "$BATS_TEST_TMPDIR/snapshot.prom")" ]
-	[ -z "$(grep '^# TYPE .* counter$' "$BATS_TEST_TMPDIR/snapshot.prom" | grep -v '_total counter$')" ]
+	[ "$(grep -c '^# HELP ' "$snapshot")" = "$(grep -c '^# TYPE ' "$snapshot")" ]
+	[ -z "$(grep '^# TYPE .* counter$' "$snapshot" | grep -v '_total counter$')" ]
 	wait_until 10 metrics_agree "$f"
 	wait_until 10 command_agrees "$f" "$pid"
 	[ "$(metric "$f" "ksmenable_command_peak_merged_bytes$(dupmem_labels "$f")")" -ge $((16 << 20)) ]
