@@ -267,9 +267,8 @@ check-asan: deps
 # minutes there: they read pages with the code that 30's estimates run
 # there too, and .ci/run's 75 minutes are short); the build, install,
 # fuzz, musl, unit, completion and man page files do not depend on the
-# kernel.  It
-# took 26 to 29 minutes in 2026-12: the limit is 40, not guest-run's
-# default 30 (.ci/run's whole 75 is the bound that matters).
+# kernel.  It took 26 to 29 minutes in 2026-12: the limit is 40, not
+# guest-run's default 30 (.ci/run's whole 75 is the bound that matters).
 GUEST_TESTS ?= 06-helpers 10-prctl 11-madvise 13-fork-exec 15-bad-input 16-secure 17-kernel-faults \
 	       18-report 19-api-host 20-launcher-exit 21-launcher-signals 22-launcher-knobs 23-launcher-enable \
 	       24-launcher-report 25-launcher-status 26-launcher-tuning 28-demo 29-launcher-trust 30-estimate \
