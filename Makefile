@@ -121,7 +121,10 @@ PROGS     := $(PROG_SRCS:tests/progs/%.c=$(O)/tests/%)
 
 $(O)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread -o $@ $<
+	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread $(PROG_LDFLAGS) -o $@ $<
+
+# sighost's lock functions stand in front of libc's for the preloaded library.
+$(O)/tests/sighost: PROG_LDFLAGS = -rdynamic
 
 # Programs named linked_*.c link the library instead of preloading it.  The
 # run path is absolute: under secure execution the loader ignores $ORIGIN.

@@ -9,7 +9,8 @@
  * after the program's own PR_SET_MEMORY_MERGE what it kept out is kept out
  * again.  unshare and setns: entering a user, mount or time namespace
  * needs a single-threaded process, so the rescan thread is paused around
- * the call.  fork: the child's rescan thread, started after fork returns.
+ * the call.  Every wrapper may start a forked child's deferred rescan
+ * thread (rescan_start_if_due).
  *
  * mremap is not wrapped: a moved or grown mapping keeps its VMA flags, and
  * what else changes is found by the rescan.
@@ -115,6 +116,7 @@ static void after_mmap(void *p, size_t len, int flags, int fd, unsigned long sin
 	unsigned long since = 0;                                                \
 	int track = layout_tracking();                                          \
 	void *p;                                                                \
+	rescan_start_if_due();                                                  \
 	if (track)                                                              \
 		layout_change_begin();                                          \
 	p = (call);                                                             \
@@ -220,14 +222,13 @@ EXPORT int setns(int fd, int nstype)
 }
 
 /*
- * The child's rescan thread is started here, after fork has returned and
- * every atfork handler has run: inside a handler an allocator (or a
- * sanitizer runtime) may still hold the locks a new thread needs.
+ * The child's own rescan thread is not started here: see
+ * rescan_after_fork_child.  A fork is one of the calls that start this
+ * process's deferred one.
  */
 EXPORT pid_t fork(void)
 {
 	fork_fn next = NEXT(real_fork, "fork");
-	pid_t pid;
 
 	/* Only a recursive lookup could leave it unknown; nothing forks from dlsym. */
 	if (!next) {
@@ -235,11 +236,5 @@ EXPORT pid_t fork(void)
 		return -1;
 	}
 	rescan_start_if_due();
-	pid = next();
-	if (pid == 0) {
-		int saved_errno = errno;
-		rescan_start_in_child();
-		errno = saved_errno;
-	}
-	return pid;
+	return next();
 }

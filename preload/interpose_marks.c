@@ -143,6 +143,7 @@ EXPORT int munmap(void *addr, size_t len)
 	/* marks_any first: the hot path of allocators skips even the page size. */
 	int marked = marks_any() && marks_near((unsigned long)addr, page_end(addr, len));
 
+	rescan_start_if_due();
 	if (track)
 		layout_change_begin();
 	if (marked)
@@ -173,6 +174,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	if (flags & MREMAP_FIXED)
 		want = va_arg(ap, void *);
 	va_end(ap);
+	rescan_start_if_due();
 	if (track)
 		layout_change_begin();
 	if (marked)

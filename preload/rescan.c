@@ -8,10 +8,10 @@
  *
  * The thread blocks every signal, so that signals sent to the process
  * reach the program's own threads.  It belongs to the process that started
- * it (owner): a child made by fork has none until the fork wrapper starts
- * one, after fork has returned, never inside an atfork handler (allocators
- * may still hold their locks there); a child made by a raw clone, _Fork or
- * vfork has none and must not touch the parent's.
+ * it (owner).  A child made by fork has none at first: it gets its own at
+ * its first wrapped call once it has lived a rescan period (see
+ * rescan_start_if_due); a child made by a raw clone, _Fork or vfork has
+ * none and must not touch the parent's.
  *
  * It keeps /proc/self/maps open from its start and reads it again from
  * offset 0, so that a program that later forbids itself open() (a seccomp
@@ -21,12 +21,12 @@
  * threads may enter namespaces at once (setns, unshare), and each pauses
  * the thread; it runs again when the last of them is done.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -45,8 +45,15 @@ static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
 static int wanted;                    /* madvise mode asked for a thread */
-static int sanitized = -1;            /* a sanitizer runtime is loaded: see rescan_start_in_child */
-static struct timespec due;           /* a deferred child thread starts from then on */
+static int pass_at_start;             /* the thread starts late: its first pass at once */
+/*
+ * A forked child's thread, not started yet: it starts at the first wrapped
+ * call from then on (CLOCK_MONOTONIC_COARSE, in ns); 0 when none waits.
+ * Set by fork's child handler, read by every wrapped call: atomic, relaxed
+ * (a compare-and-swap chooses the one caller that starts it, and CONTROL
+ * orders the rest).
+ */
+static unsigned long long start_due;
 
 /* Between the thread and whoever stops it. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -113,11 +120,15 @@ static void *rescan_main(void *unused)
 	(void)unused;
 	thread_tid = (pid_t)syscall(SYS_gettid);
 	signals_always_held();          /* its starter blocked them all */
+	/* By itself: pthread_setname_np writes /proc/self/task/TID/comm, an open more per fork. */
+	syscall(SYS_prctl, PR_SET_NAME, "ksmenable", 0UL, 0UL, 0UL);
 	if (smaps_fd >= 0) {
 		guard_import_smaps(smaps_fd, &stopping);
 		close(smaps_fd);
 		smaps_fd = -1;
 	}
+	if (pass_at_start && maps_still_ours())
+		library_pass_fd(maps_fd);
 	pthread_mutex_lock(&lock);
 	while (!stopping && library_watching()) {
 		deadline_after(&deadline, lib.cfg.rescan_ms);
@@ -181,7 +192,6 @@ static void start_locked(void)
 		}
 		return;
 	}
-	pthread_setname_np(thread, "ksmenable");
 	running = 1;
 	owner = getpid();
 }
@@ -271,10 +281,25 @@ int rescan_running(void)
 	return running;
 }
 
+static unsigned long long coarse_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	return (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
+}
+
 /*
  * pthread_atfork child handler: only the forking thread exists in the
  * child, and the locks may have been held by the parent's threads at the
- * fork; they are made anew.  No thread is started here.
+ * fork; they are made anew.  No thread is started here, nor when fork
+ * returns: most children end or execute another program within
+ * milliseconds, and a thread started at once was 20 page faults and about
+ * 1 ms more per fork on this project's machine, which tripled a fork
+ * (0.8 to 2.4 ms) and so starved a program that forks from a 2 ms timer's
+ * signal handler.  A child may also be inside a signal handler here,
+ * where only async-signal-safe calls belong: this handler makes nothing
+ * else (getpid, getppid, clock_gettime).
  */
 void rescan_after_fork_child(void)
 {
@@ -285,49 +310,38 @@ void rescan_after_fork_child(void)
 	lock = unlocked;
 	running = 0;
 	pauses = 0;
-	/* Remember that the parent had one: the fork wrapper starts ours. */
 	owner = had ? getpid() : 0;
-	due.tv_sec = 0;
+	pass_at_start = 0;
+	__atomic_store_n(&start_due, had ? coarse_now_ns() + (unsigned long long)lib.cfg.rescan_ms * 1000000ULL : 0,
+			 __ATOMIC_RELAXED);
 }
 
 /*
- * Under a sanitizer runtime the child's thread waits for its first rescan
- * need: AddressSanitizer (gcc 12 and clang 14, measured) may leave its
- * allocator's locks held in a fork child, and a new thread allocates at
- * once, so a child of a multi-threaded program would hang at its first
- * thread.  Such a child gets its thread at the first fork, prctl, mlock
- * or recorded madvise it makes once a rescan period has passed; one that
- * ends sooner (most do) never needs it.  Elsewhere the thread starts at
- * once: after fork returns, glibc's malloc, jemalloc and tcmalloc are
- * consistent again, and a worker's heap grows from its first moments.
+ * A forked child that has lived a rescan period starts its thread at its
+ * next wrapped call (mmap, munmap, mremap, a recorded madvise, mlock,
+ * munlock, prctl, fork), from whichever thread makes it, and the
+ * thread makes its first pass at once.  The start allocates nothing and
+ * takes no lock an allocator holds: glibc's pthread_create takes the stack
+ * of the parent's thread from its cache in the child, and musl's maps its
+ * own; so an allocator whose mmap is the call (jemalloc, tcmalloc, Python's
+ * arenas) is not called back.  Before the period it costs one load and a
+ * coarse clock read, after it one load.
  */
-void rescan_start_in_child(void)
-{
-	if (owner != getpid())
-		return;
-	if (sanitized < 0)
-		sanitized = dlsym(RTLD_DEFAULT, "__asan_init") || dlsym(RTLD_DEFAULT, "__tsan_init") ||
-			    dlsym(RTLD_DEFAULT, "__msan_init") || dlsym(RTLD_DEFAULT, "__hwasan_init");
-	if (sanitized) {
-		deadline_after(&due, lib.cfg.rescan_ms);
-		return;
-	}
-	pthread_mutex_lock(&control);
-	start_locked();
-	pthread_mutex_unlock(&control);
-}
-
 void rescan_start_if_due(void)
 {
-	struct timespec now;
+	unsigned long long due = __atomic_load_n(&start_due, __ATOMIC_RELAXED);
+	int saved_errno;
 
-	if (!due.tv_sec || owner != getpid() || running)
+	if (!due || coarse_now_ns() < due)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (now.tv_sec < due.tv_sec || (now.tv_sec == due.tv_sec && now.tv_nsec < due.tv_nsec))
-		return;
-	due.tv_sec = 0;
-	pthread_mutex_lock(&control);
-	start_locked();
-	pthread_mutex_unlock(&control);
+	saved_errno = errno;
+	/* The owner only: a vfork child shares the parent's memory, and must not take its start. */
+	if (owner == getpid() && __atomic_compare_exchange_n(&start_due, &due, 0, 0, __ATOMIC_RELAXED,
+							     __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&control);
+		pass_at_start = 1;
+		start_locked();
+		pthread_mutex_unlock(&control);
+	}
+	errno = saved_errno;
 }

@@ -15,14 +15,11 @@ void rescan_stop(void);
  */
 int rescan_pause(void);
 void rescan_resume(void);
-/* pthread_atfork child handler: resets the state, starts nothing. */
+/* pthread_atfork child handler: resets the state, starts nothing (rescan.c says why). */
 void rescan_after_fork_child(void);
-/* The fork wrapper, in the child after fork returned: the child's own thread. */
-void rescan_start_in_child(void);
 /*
- * A deferred child thread (under a sanitizer, see rescan.c) starts at
- * calls that no allocator makes while holding its locks: fork, prctl,
- * mlock, recorded madvise.
+ * Called first by every wrapped function: in a forked child that has
+ * lived a rescan period, starts its own thread.  Keeps errno.
  */
 void rescan_start_if_due(void);
 int rescan_running(void);

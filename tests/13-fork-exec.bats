@@ -22,15 +22,10 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 
 @test "madvise mode: a forked child gets its own rescan thread and covers its heap growth" {
 	requires root ksm
-	# Under a sanitizer the parent first lets its rescan thread finish
-	# starting: clang 14's ASan does not guard its allocator across fork,
-	# and a child forked while a thread starts can inherit its lock held.
-	# There the child's thread starts at its first prctl once a rescan
-	# period has passed (preload/rescan.c, rescan_start_in_child): the
-	# getmerge, 1.1 s after the fork, is that call.
+	# Its thread starts at its first wrapped call (here the mmap) once it
+	# has lived a rescan period, 1 s by default (preload/rescan.c).
 	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW=heap,anon -- \
-		"$PROGS/dupmem" ${SANITIZER_RUNTIME:+sleep=100} fork ${SANITIZER_RUNTIME:+sleep=1100 getmerge} \
-		sleep=100 mmap=8 heap=16 wait
+		"$PROGS/dupmem" fork sleep=1100 mmap=8 heap=16 wait
 	child=$(ready_pid)
 	region_mergeable $child "$(workload_region mmap)"
 	wait_until 2 region_mergeable $child "$(workload_region heap)"

@@ -39,7 +39,7 @@ setup() {
 @test "musl: a forked child is covered" {
 	requires root
 	start_workload LD_PRELOAD="$MLIB" KSM_ENABLE_ALLOW=anon,heap -- \
-		"$MPROGS/dupmem" fork sleep=100 mmap=8 sbrk=8 wait
+		"$MPROGS/dupmem" fork sleep=1100 mmap=8 sbrk=8 wait
 	child=$(awk '$1 == "READY" { print $2 }' "$WL_OUT")
 	region_mergeable $child "$(workload_region mmap)"
 	wait_until 2 region_mergeable $child "$(workload_region sbrk)"

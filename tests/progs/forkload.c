@@ -1,7 +1,7 @@
 /*
- * forkload - fork in a busy multi-threaded program: THREADS threads map,
- * touch, advise and unmap memory without pause while the main thread forks
- * (the child exits at once) for SECONDS.
+ * forkload - fork in a busy multi-threaded program: THREADS threads (0 to
+ * 64) map, touch, advise and unmap memory without pause while the main
+ * thread forks (the child exits at once) for SECONDS.
  *
  *   forkload THREADS SECONDS
  *
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	pthread_t tid[64];
 	long forks = 0;
 
-	if (threads < 1 || threads > 64 || seconds <= 0) {
+	if (threads < 0 || threads > 64 || seconds <= 0) {
 		fprintf(stderr, "usage: forkload THREADS SECONDS\n");
 		return 2;
 	}
