@@ -104,9 +104,7 @@ int guard_advise(const struct selection *sel, unsigned long start, unsigned long
 		return 0;
 	}
 	/* Lock order everywhere: layout, then marks. */
-	if (track)
-		layout_lock();
-	if (track && layout_changed_since(since, start, end)) {
+	if (track && (!layout_lock() || layout_changed_since(since, start, end))) {
 		st->deferred++;
 	} else {
 		marks_lock();

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "marks.h"
 #include "nextsym.h"
+#include "owner.h"
 #include "report.h"
 #include "rescan.h"
 
@@ -91,7 +92,8 @@ __attribute__((constructor)) static void ksmenable_init(void)
 	char err[1024];
 	int saved_errno = errno, acting;
 
-	/* The marks table's lock and the rescan thread across fork, in every mode. */
+	/* The library's locks are this process's; across fork, in every mode, the child's. */
+	owner_is_self();
 	pthread_atfork(marks_atfork_prepare, marks_atfork_parent, marks_atfork_child);
 	pthread_atfork(layout_atfork_prepare, layout_atfork_parent, layout_atfork_child);
 	pthread_atfork(NULL, NULL, rescan_after_fork_child);

@@ -16,6 +16,7 @@
 
 #include "layout.h"
 #include "locks.h"
+#include "owner.h"
 
 #define RING 256
 
@@ -30,8 +31,8 @@ static int tracking;
 
 #ifdef PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
 #define LOCK_INITIALIZER PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP
-static void pass_turnstile(void) {}
-static void turnstile_lock(void) {}
+static int pass_turnstile(void) { return 1; }
+static int turnstile_lock(void) { return 1; }
 static void turnstile_unlock(void) {}
 static void turnstile_reset(void) {}
 #else
@@ -41,9 +42,23 @@ static void turnstile_reset(void) {}
  */
 #define LOCK_INITIALIZER PTHREAD_RWLOCK_INITIALIZER
 static pthread_mutex_t turnstile = PTHREAD_MUTEX_INITIALIZER;
-static void turnstile_lock(void) { pthread_mutex_lock(&turnstile); }
+static int turnstile_lock(void)
+{
+	if (pthread_mutex_trylock(&turnstile) == 0)
+		return 1;
+	if (owner_stale())
+		return 0;
+	pthread_mutex_lock(&turnstile);
+	return 1;
+}
 static void turnstile_unlock(void) { pthread_mutex_unlock(&turnstile); }
-static void pass_turnstile(void) { turnstile_lock(); turnstile_unlock(); }
+static int pass_turnstile(void)
+{
+	if (!turnstile_lock())
+		return 0;
+	turnstile_unlock();
+	return 1;
+}
 static void turnstile_reset(void)
 {
 	static const pthread_mutex_t open_turnstile = PTHREAD_MUTEX_INITIALIZER;
@@ -57,9 +72,25 @@ static pthread_rwlock_t lock = LOCK_INITIALIZER;
  * atomic, relaxed (it orders nothing else). */
 static int retired;
 
+/*
+ * Retired too in a process that took the library's locks over from
+ * another (owner.h): threads that do not exist here may be counted in it,
+ * as readers a writer would wait for forever.
+ */
 static int is_retired(void)
 {
-	return __atomic_load_n(&retired, __ATOMIC_RELAXED);
+	return __atomic_load_n(&retired, __ATOMIC_RELAXED) || owner_takeovers();
+}
+
+/* Takes the lock by TRY, or else by WAIT unless its holder may be gone (then retired). */
+static int take(int (*try)(pthread_rwlock_t *), int (*wait)(pthread_rwlock_t *))
+{
+	if (try(&lock) == 0)
+		return 1;
+	if (owner_stale())
+		return 0;
+	wait(&lock);
+	return 1;
 }
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -90,8 +121,8 @@ void layout_change_begin(void)
 {
 	if (reading++ > 0 || is_retired())
 		return;
-	pass_turnstile();
-	pthread_rwlock_rdlock(&lock);
+	if (pass_turnstile())
+		take(pthread_rwlock_tryrdlock, pthread_rwlock_rdlock);
 }
 
 void layout_change_note(unsigned long start, unsigned long end)
@@ -123,18 +154,21 @@ unsigned long layout_now(void)
 	return __atomic_load_n(&head, __ATOMIC_ACQUIRE);
 }
 
-static void lock_exclusive(void)
+static int lock_exclusive(void)
 {
-	turnstile_lock();
-	pthread_rwlock_wrlock(&lock);
+	int held;
+
+	if (!turnstile_lock())
+		return 0;
+	held = take(pthread_rwlock_trywrlock, pthread_rwlock_wrlock);
 	turnstile_unlock();
+	return held;
 }
 
-void layout_lock(void)
+int layout_lock(void)
 {
 	signals_hold();
-	if (!is_retired())
-		lock_exclusive();
+	return !is_retired() && lock_exclusive();
 }
 
 void layout_unlock(void)

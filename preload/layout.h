@@ -25,8 +25,12 @@ void layout_change_note(unsigned long start, unsigned long end);
 /* The number of the next change: a pass takes it before it reads the maps. */
 unsigned long layout_now(void);
 
-/* Exclusive: no change is under way while held; signals are held too (locks.h). */
-void layout_lock(void);
+/*
+ * Exclusive: no change is under way while held; signals are held too
+ * (locks.h).  0 when the lock is retired (see layout_unusable_here): then
+ * nothing may be advised; layout_unlock is called either way.
+ */
+int layout_lock(void);
 void layout_unlock(void);
 /* With the lock: did a change since SINCE touch [START, END)?  (Or too many to know.) */
 int layout_changed_since(unsigned long since, unsigned long start, unsigned long end);
@@ -34,7 +38,8 @@ int layout_changed_since(unsigned long since, unsigned long start, unsigned long
 /*
  * May this thread not take the lock alone now?  It is inside a change (a
  * signal handler interrupted it), or the lock is retired (a child of a
- * fork made inside one): a pass then advises nothing.
+ * fork made inside one, or of a process that took the library's locks
+ * over: owner.h): a pass then advises nothing.
  */
 int layout_unusable_here(void);
 

@@ -1,5 +1,6 @@
 /*
- * locks.c - signals held while a lock is held, and the marks table's lock.
+ * locks.c - signals held while a lock is held, and the marks table's lock
+ * (which a child made without fork's handlers may take over: owner.h).
  *
  * glibc's pthread_sigmask leaves its own internal signals (thread
  * cancellation, setxid) unblocked, so a setuid in another thread still
@@ -12,6 +13,7 @@
 
 #include "locks.h"
 #include "marks.h"
+#include "owner.h"
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -52,15 +54,51 @@ static pthread_mutex_t marks_mutex = PTHREAD_MUTEX_INITIALIZER;
  */
 static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
 static int fork_pending;
+/* owner_takeovers() when these locks were last made: a takeover since
+ * makes them anew.  Atomic, relaxed: it orders nothing but itself. */
+static unsigned made_at;
+
+static void make_anew(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
+
+	marks_mutex = unlocked;
+	fork_gate = unlocked;
+	fork_pending = 0;
+}
+
+/*
+ * Another process's threads may have held them (owner.h): made anew, and
+ * the table they guarded, perhaps left half changed, is distrusted (the
+ * library then advises nothing new: marks.h).
+ */
+static void take_over(void)
+{
+	__atomic_store_n(&made_at, owner_takeovers(), __ATOMIC_RELAXED);
+	make_anew();
+	marks_distrust();
+}
+
+/* Takes M, or makes the locks anew when their holder is a thread of another process. */
+static void take(pthread_mutex_t *m)
+{
+	if (__atomic_load_n(&made_at, __ATOMIC_RELAXED) != owner_takeovers())
+		take_over();
+	if (pthread_mutex_trylock(m) == 0)
+		return;
+	if (owner_stale())
+		take_over();
+	pthread_mutex_lock(m);
+}
 
 void marks_lock(void)
 {
 	signals_hold();
 	if (__atomic_load_n(&fork_pending, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&fork_gate);
+		take(&fork_gate);
 		pthread_mutex_unlock(&fork_gate);
 	}
-	pthread_mutex_lock(&marks_mutex);
+	take(&marks_mutex);
 }
 
 void marks_unlock(void)
@@ -77,9 +115,9 @@ void marks_unlock(void)
 void marks_atfork_prepare(void)
 {
 	signals_hold();
-	pthread_mutex_lock(&fork_gate);
+	take(&fork_gate);
 	__atomic_store_n(&fork_pending, 1, __ATOMIC_RELEASE);
-	pthread_mutex_lock(&marks_mutex);
+	take(&marks_mutex);
 	__atomic_store_n(&fork_pending, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&fork_gate);
 }
@@ -89,13 +127,10 @@ void marks_atfork_parent(void)
 	marks_unlock();
 }
 
-/* Only the forking thread exists in the child: the locks are made anew. */
+/* Only the forking thread exists in the child: the locks are made anew, and are its own. */
 void marks_atfork_child(void)
 {
-	static const pthread_mutex_t unlocked = PTHREAD_MUTEX_INITIALIZER;
-
-	marks_mutex = unlocked;
-	fork_gate = unlocked;
-	fork_pending = 0;
+	make_anew();
+	owner_is_self();
 	signals_release();
 }

@@ -50,6 +50,11 @@ int marks_full(void)
 	return __atomic_load_n(&full, __ATOMIC_RELAXED);
 }
 
+void marks_distrust(void)
+{
+	__atomic_store_n(&full, 1, __ATOMIC_RELAXED);
+}
+
 void marks_lock_all(int on)
 {
 	__atomic_store_n(&all_locked, on, __ATOMIC_RELAXED);

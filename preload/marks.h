@@ -63,6 +63,8 @@ int marks_any(void);
 int marks_near(unsigned long start, unsigned long end);
 /* Has the table ever been full (the library then advises nothing new)? */
 int marks_full(void);
+/* The table may be wrong (a thread that changed it vanished: owner.h): treated as full. */
+void marks_distrust(void);
 
 /* mlockall: until munlockall, all memory counts as locked (see marks.c). */
 void marks_lock_all(int on);

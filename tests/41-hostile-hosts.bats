@@ -107,6 +107,22 @@ NO_EXIT_LEAK_CHECK=(${SANITIZER_RUNTIME:+ASAN_OPTIONS="$ASAN_OPTIONS:detect_leak
 	done
 }
 
+@test "a child made by _Fork or clone while another thread holds a lock of the library: its calls do not hang" {
+	# The child has the lock as the other thread held it, and no such
+	# thread: owner.c tells, and the child takes the locks over.
+	local mode what
+	for mode in prctl madvise; do
+		for what in held-_Fork held-clone; do
+			run -0 timeout 120 env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=$mode KSM_ENABLE_RESCAN_MS=10 \
+				"${NO_EXIT_LEAK_CHECK[@]}" "$PROGS/sighost" 40 $what
+			[[ $output =~ ^"sighost: 40 rounds, "([0-9]+)" locks, "([0-9]+)" held at a child, "([0-9]+)" children"$ ]]
+			# prctl: the helper's marks lock; madvise: the layout lock's two sides too.
+			(( BASH_REMATCH[1] >= ($mode == prctl ? 1 : 3) ))
+			(( BASH_REMATCH[2] >= BASH_REMATCH[1] && BASH_REMATCH[3] == BASH_REMATCH[2] ))
+		done
+	done
+}
+
 # forks_under_load ENV...: the forks forkload made in 2 s with 8 busy threads.
 forks_under_load() {
 	env "$@" "${NO_EXIT_LEAK_CHECK[@]}" timeout 60 "$PROGS/forkload" 8 2 | awk '$1 == "forks" { print $2 }'
