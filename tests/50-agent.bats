@@ -133,9 +133,9 @@ action = auto"
 
 @test "rules by user, cgroup and unit: each names its processes and no other" {
 	stage_for_nobody attachee
-	make_cgroup "agent/web.service"
+	make_cgroup "agent.slice/web.service"
 	local web=$CG_DIR
-	make_cgroup "agent/other.service"
+	make_cgroup "agent.slice/other.service"
 	local other=$CG_DIR
 	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 10
 	start_workload roots -- "$NB_PROGS/attachee" sleep 30
@@ -155,7 +155,7 @@ action = auto
 cross-domain = yes
 
 [rule other]
-cgroup = /ksmenable-test-*-agent/other.service
+cgroup = /ksmenable-test-*-agent.slice/other.service
 exe = $(attachee)
 action = auto
 cross-domain = yes"
@@ -174,9 +174,9 @@ cross-domain = yes"
 }
 
 @test "a process that leaves the rule's cgroup between its judgement and the stop is left alone; one that stays is enabled" {
-	make_cgroup "agent/web.service"
+	make_cgroup "agent.slice/web.service"
 	local web=$CG_DIR pid stays
-	make_cgroup "agent/elsewhere"
+	make_cgroup "agent.slice/elsewhere"
 	local elsewhere=$CG_DIR
 	policy "[rule web]
 unit = web.service
@@ -354,6 +354,73 @@ action = auto"
 	printf 'cross-domain = yes\n' >>"$POLICY"
 	kill -HUP "$(wl_pid daemon)"
 	wait_until 5 ksm_on "$(wl_pid b)"
+}
+
+# delegate DIR: the cgroup DIR given to nobody, as systemd's Delegate= gives
+# a unit's cgroup to its user (the directory and its files chowned).
+delegate() { chown -R 65534:65534 "$1"; }
+
+# made_by_nobody DIR/SUB...: nobody makes SUB below DIR, each level
+# recorded for the teardown to remove (deepest first).
+made_by_nobody() {
+	local d=$1 part rest=$2/
+	while [ -n "$rest" ]; do
+		part=${rest%%/*} rest=${rest#*/}
+		d=$d/$part
+		as_nobody mkdir "$d" || return 1
+		CG_MADE+=("$d")
+	done
+	CG_DIR=$d
+}
+
+@test "in a cgroup given to a user, the user's kubepods and php-fpm.service are not kubelet's nor the system's" {
+	# Issue 27: a user made kubepods/burstable/pod<UID>/<CID> and a
+	# php-fpm.service below the cgroup it was given, moved into them, and
+	# the rules by pod and by unit enabled it as the pod's and the unit's.
+	requires cmd:jq
+	local uid=3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab cid real tenant prom=$BATS_TEST_TMPDIR/ksmenable.prom
+	cid=$(printf 'ab%.0s' {1..32})
+	stage_for_nobody attachee
+	make_cgroup "k8s/kubepods/burstable/pod$uid/$(printf 'cd%.0s' {1..32})"
+	real=$CG_DIR
+	make_cgroup "tenant.slice"
+	tenant=$CG_DIR
+	delegate "$tenant"
+	made_by_nobody "$tenant" "kubepods/burstable/pod$uid/$cid"
+	start_workload forged -- "${NOBODY[@]}" sh -c "$IN_CGROUP" sh "$CG_DIR" "$NB_PROGS/attachee" --dup=4 sleep 30
+	made_by_nobody "$tenant" "php-fpm.service"
+	start_workload unit -- "${NOBODY[@]}" sh -c "$IN_CGROUP" sh "$CG_DIR" "$NB_PROGS/attachee" sleep 30
+	start_workload pod -- sh -c "$IN_CGROUP" sh "$real" "$NB_PROGS/attachee" --dup=4 sleep 30
+	policy "[rule pod]
+pod = $uid
+action = auto
+cross-domain = yes
+
+[rule php]
+unit = php-fpm.service
+action = auto
+cross-domain = yes
+
+[rule nobody]
+user = nobody
+exe = $NB_PROGS/attachee
+action = auto
+cross-domain = yes"
+	start_agent --policy="$POLICY" --metrics-file="$prom"
+	wait_until 5 logged daemon "rule pod: $(wl_pid pod) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	# The user's processes are the user's: its rule, its domain.
+	wait_until 5 logged daemon "rule nobody: $(wl_pid forged) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule nobody: $(wl_pid unit) (attachee): enabled"
+	! logged daemon "rule pod: $(wl_pid forged) "
+	! logged daemon "rule php: "
+	# Two domains, which the metrics' cross-domain alert needs to see.
+	wait_until 10 grep -q '^ksmenable_security_domains 2$' "$prom" || { grep domains "$prom"; return 1; }
+	# Nothing says that the user's cgroup is the pod's: not --status, not the metrics.
+	wait_until 20 grep -q "^ksmenable_cgroup_processes{cgroup=\"[^\"]*tenant.slice/kubepods/[^\"]*\"} " "$prom" ||
+		{ grep cgroup_processes "$prom"; return 1; }
+	! grep -q "^ksmenable_cgroup_[a-z_]*{cgroup=\"[^\"]*tenant.slice[^\"]*\",container_id=" "$prom"
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r '.groups[] | select(.cgroup | contains("tenant.slice/kubepods")) | .pod_uid' <<<"$output")" = null ]
 }
 
 @test "--status (and --json): each rule, what it holds now, the refusals with their reason, and the security domains" {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/cgname.h"
+#include "common/cgtrust.h"
 #include "common/human.h"
 #include "common/jsonw.h"
 #include "common/known.h"

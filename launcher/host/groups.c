@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cgname.h"
+#include "common/cgtrust.h"
 #include "common/files.h"
 #include "common/human.h"
 #include "common/jsonw.h"
@@ -107,6 +107,9 @@ static void keep_the_merging(struct cgroup_groups *gs)
 	gs->n = k;
 	if (k)
 		qsort(gs->g, (size_t)k, sizeof *gs->g, cmp_group);
+	/* What each names, checked against its cgroups' owners once, for the kept ones only. */
+	for (int i = 0; i < k; i++)
+		cg_name_of(gs->g[i].path, &gs->g[i].names);
 }
 
 int groups_collect(struct cgroup_groups *gs)
@@ -180,7 +183,7 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 			human_bytes(g->merged_pages * page, false), human_bytes(g->profit_bytes, false),
 			human_bytes(g->candidate_pages * page, false));
 		/* A pod's path is long and its names hidden in it: said below the row. */
-		if (*cg_name_summary(g->path, names, sizeof names))
+		if (*cg_name_text(&g->names, names, sizeof names))
 			fprintf(f, "    %s\n", names);
 	}
 	if (gs->n > max_rows)
@@ -207,7 +210,7 @@ void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *g
 		jw_object(w, NULL);
 		jw_string(w, "cgroup", g->path);
 		/* Kubernetes' and the runtimes' names, for joins with kube_pod_info. */
-		cg_name_json(w, g->path);
+		cg_name_members(w, &g->names);
 		jw_ll(w, "processes", g->procs);
 		jw_ll(w, "merged_bytes", g->merged_pages * page);
 		jw_ll(w, "profit_bytes", g->profit_bytes);

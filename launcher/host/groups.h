@@ -13,8 +13,11 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "common/cgtrust.h"
+
 struct cgroup_group {
 	char *path;
+	struct cg_name names;           /* the pod and container it names (cgtrust.h), once kept */
 	int procs;
 	long long merged_pages;         /* sum of ksm_merging_pages */
 	long long profit_bytes;         /* sum of ksm_process_profit */

@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cgname.h"
 #include "common/files.h"
 #include "common/msg.h"
 #include "common/parse.h"
@@ -127,25 +126,21 @@ static void sample_ll(FILE *f, const char *name, const char *key, const char *va
 
 /*
  * NAME{cgroup="PATH"} V, with the pod's UID and the container's ID when
- * the path names them (cgname.h), so that Prometheus joins them with
+ * the path names them (cgtrust.h), so that Prometheus joins them with
  * kube-state-metrics' kube_pod_info (its uid label) and cAdvisor's series.
  * The labels in the order node_exporter sorts them.
  */
-static void group_sample(FILE *f, const char *name, const char *path, long long v)
+static void group_sample(FILE *f, const char *name, const struct cgroup_group *g, long long v)
 {
-	struct cg_name cg;
-
 	fprintf(f, METRICS_PREFIX "%s{cgroup=", name);
-	metrics_label(f, path);
-	if (cg_name_parse(path, &cg) == 0) {
-		if (cg.container_id[0]) {
-			fputs(",container_id=", f);
-			metrics_label(f, cg.container_id);
-		}
-		if (cg.pod_uid[0]) {
-			fputs(",pod_uid=", f);
-			metrics_label(f, cg.pod_uid);
-		}
+	metrics_label(f, g->path);
+	if (g->names.container_id[0]) {
+		fputs(",container_id=", f);
+		metrics_label(f, g->names.container_id);
+	}
+	if (g->names.pod_uid[0]) {
+		fputs(",pod_uid=", f);
+		metrics_label(f, g->names.pod_uid);
 	}
 	fprintf(f, "} %lld\n", v);
 }
@@ -259,7 +254,7 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 			long long v = k == 0 ? g->procs : k == 1 ? g->merged_pages * page :
 				      k == 2 ? g->profit_bytes : g->candidate_pages * page;
 			if (v != LLONG_MIN)
-				group_sample(f, fam[k].name, g->path, v);
+				group_sample(f, fam[k].name, g, v);
 		}
 	}
 }

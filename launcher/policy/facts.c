@@ -85,7 +85,8 @@ static void read_cgroup(pid_t pid, struct proc_facts *f)
 	if (read_text(path, text, sizeof text) == 0 && strlen(text) < sizeof text - 1 &&
 	    proc_cgroup_parse(text, f->cgroup, sizeof f->cgroup) == 0) {
 		f->cgroup_known = true;
-		cg_name_parse(f->cgroup, &f->cg);
+		f->cgroup_root_made = cg_root_made(f->cgroup);
+		proc_facts_names(f);
 	}
 }
 
@@ -114,6 +115,12 @@ static void read_uid(pid_t pid, struct proc_facts *f)
 		f->uid = (uid_t)effective;
 		f->uid_known = true;
 	}
+}
+
+void proc_facts_names(struct proc_facts *f)
+{
+	if (cg_name_parse(f->cgroup, &f->cg) == 0 && f->cg.named_end > f->cgroup_root_made)
+		memset(&f->cg, 0, sizeof f->cg);        /* a user could have made what named it */
 }
 
 void proc_facts_init(pid_t pid, struct proc_facts *f)

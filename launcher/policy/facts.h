@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "common/cgname.h"
+#include "common/cgtrust.h"
 
 enum { FACT_CGROUP = 1, FACT_EXE = 2, FACT_UID = 4, FACT_ALL = 7 };
 
@@ -23,7 +23,8 @@ struct proc_facts {
 	unsigned read;                  /* the FACT_* read (or set) already */
 	bool cgroup_known;
 	char cgroup[4096];              /* v2's path, or v1's memory controller's */
-	struct cg_name cg;              /* the pod, container and runtime it names */
+	size_t cgroup_root_made;        /* how far down it root made every cgroup (cgtrust.h) */
+	struct cg_name cg;              /* the pod, container and runtime it names, as far as root made it */
 	bool exe_known;
 	char exe[PATH_MAX];             /* /proc/PID/exe; " (deleted)" when its file is gone */
 	bool uid_known;
@@ -32,6 +33,9 @@ struct proc_facts {
 
 /* *F for process PID, nothing read yet. */
 void proc_facts_init(pid_t pid, struct proc_facts *f);
+
+/* f->cg from f->cgroup, believed as far as f->cgroup_root_made goes (the unit tests make both up). */
+void proc_facts_names(struct proc_facts *f);
 
 /* Each fact, read on the first call: is it known? */
 bool proc_facts_cgroup(struct proc_facts *f);

@@ -6,17 +6,16 @@
 #include "glob.h"
 #include "policy/match.h"
 
-/* Is UNIT one of the components of the cgroup PATH (its own cgroup, or one above)? */
-static bool in_unit(const char *path, const char *unit)
+/*
+ * Is the process of F in UNIT (its own cgroup, or one above), where the
+ * system manager (or, written user@UID.service/NAME, that user's manager)
+ * makes its units, with every cgroup above made by root (cgname.h)?
+ */
+static bool in_unit(const struct proc_facts *f, const char *unit)
 {
-	size_t n = strlen(unit);
+	long root_made = cg_unit_find(f->cgroup, unit);
 
-	for (const char *c = path; (c = strchr(c, '/'));) {
-		c++;
-		if (!strncmp(c, unit, n) && (c[n] == '/' || c[n] == '\0'))
-			return true;
-	}
-	return false;
+	return root_made >= 0 && (size_t)root_made <= f->cgroup_root_made;
 }
 
 bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
@@ -31,7 +30,7 @@ bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 		return false;
 	if (r->cgroup && !glob_match(r->cgroup, f->cgroup, strlen(f->cgroup)))
 		return false;
-	if (r->unit && !in_unit(f->cgroup, r->unit))
+	if (r->unit && !in_unit(f, r->unit))
 		return false;
 	if (r->pod_uid[0] && strcmp(r->pod_uid, f->cg.pod_uid))
 		return false;
@@ -59,7 +58,7 @@ static bool literal(const char *pattern)
 bool policy_rule_names_cgroup(const struct policy_rule *r, struct proc_facts *f)
 {
 	return proc_facts_cgroup(f) && ((r->cgroup && literal(r->cgroup) && !strcmp(r->cgroup, f->cgroup)) ||
-				   (r->unit && in_unit(f->cgroup, r->unit)));
+				   (r->unit && in_unit(f, r->unit)));
 }
 
 bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f)

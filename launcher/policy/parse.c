@@ -108,6 +108,31 @@ static const char *unit_problem(const char *s)
 }
 
 /*
+ * A rule's unit: a unit of the system manager, or "user@UID.service/NAME",
+ * the unit NAME of a user's manager (cgname.h: cg_unit_find).
+ */
+static const char *rule_unit_problem(const char *s)
+{
+	const char *slash = strchr(s, '/'), *problem;
+	char manager[64];
+	size_t n;
+
+	if (!slash)
+		return unit_problem(s);
+	n = (size_t)(slash - s);
+	if (n >= sizeof manager)
+		return "a user manager's unit is written user@UID.service/NAME";
+	memcpy(manager, s, n);
+	manager[n] = '\0';
+	if (strncmp(manager, "user@", 5) || strcmp(manager + n - 8, ".service") || n < 14 ||
+	    strspn(manager + 5, "0123456789") != n - 13)
+		return "a user manager's unit is written user@UID.service/NAME (UID a number)";
+	if ((problem = unit_problem(slash + 1)))
+		return problem;
+	return strchr(slash + 1, '/') ? "a user manager's unit is written user@UID.service/NAME" : NULL;
+}
+
+/*
  * A pod's UID into the form cgname.c gives: 8-4-4-4-12 hex digits, or the
  * 32 of a static pod (kubelet names its cgroup by a hash of the file), in
  * lower case.
@@ -302,7 +327,7 @@ static bool set_value(struct parser *ps, int line, enum key k, const char *v)
 		*(k == K_CGROUP ? &r->cgroup : &r->exe) = xstrdup(v);
 		return true;
 	case K_UNIT:
-		if ((problem = unit_problem(v)))
+		if ((problem = rule_unit_problem(v)))
 			break;
 		r->unit = xstrdup(v);
 		return true;

@@ -52,14 +52,16 @@ static struct policy parse_policy(const char *text)
 	return p;
 }
 
-static struct proc_facts facts(const char *cgroup, const char *exe, long uid)
+/* Made up here, nothing read: root made the first ROOT_MADE bytes of CGROUP's cgroups (-1: all). */
+static struct proc_facts facts_made(const char *cgroup, long root_made, const char *exe, long uid)
 {
-	struct proc_facts f = { .pid = 4242, .read = FACT_ALL };    /* made up here: nothing to read */
+	struct proc_facts f = { .pid = 4242, .read = FACT_ALL };
 
 	if (cgroup) {
 		f.cgroup_known = true;
 		snprintf(f.cgroup, sizeof f.cgroup, "%s", cgroup);
-		cg_name_parse(f.cgroup, &f.cg);
+		f.cgroup_root_made = root_made < 0 ? strlen(cgroup) : (size_t)root_made;
+		proc_facts_names(&f);
 	}
 	if (exe) {
 		f.exe_known = true;
@@ -70,6 +72,11 @@ static struct proc_facts facts(const char *cgroup, const char *exe, long uid)
 		f.uid = (uid_t)uid;
 	}
 	return f;
+}
+
+static struct proc_facts facts(const char *cgroup, const char *exe, long uid)
+{
+	return facts_made(cgroup, -1, exe, uid);
 }
 
 #define POD "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod3f2a0c1d_5b6e_4a4b_9c9d_0123456789ab.slice/" \
@@ -117,6 +124,43 @@ static void test_rules(void)
 	policy_free(&p);
 }
 
+/* Issue 27: what a user made in the subtree it was given names no pod, container or system unit. */
+static void test_user_made(void)
+{
+	struct policy p = parse_policy(
+		"[rule pod]\npod = 3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab\naction = auto\ncross-domain = yes\n"
+		"[rule php]\nunit = php-fpm.service\naction = prctl\ncross-domain = yes\n"
+		"[rule mine]\nunit = user@65534.service/app.service\naction = prctl\ncross-domain = yes\n");
+	const char *given = "/delegated", *forged = "/delegated/kubepods/burstable/pod3f2a0c1d-5b6e-4a4b-9c9d-"
+		"0123456789ab/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	struct proc_facts f;
+
+	/* Below a cgroup given to a user (root made only "/"), kubelet's names are the user's. */
+	f = facts_made(forged, 0, "/bin/sh", 65534);
+	CHECK(!f.cg.pod_uid[0] && !f.cg.container_id[0] && policy_match(&p, &f) == NULL);
+	/* Had root made it all, as kubelet does: the pod. */
+	f = facts_made(forged, -1, "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	f = facts_made(forged, (long)strlen(given), "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == NULL);
+	/* A user's own php-fpm.service, in its manager's subtree, is not the system's. */
+	f = facts("/user.slice/user-65534.slice/user@65534.service/app.slice/php-fpm.service", "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == NULL);
+	/* Nor one below a delegated cgroup that its user made look like a slice. */
+	f = facts_made("/delegated.slice/php-fpm.service", 0, "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == NULL);
+	f = facts_made("/delegated.slice/php-fpm.service", (long)strlen("/delegated.slice"), "/bin/sh", 0);
+	CHECK(policy_match(&p, &f) == &p.rules[1]);
+	/* A rule may name a user's manager's unit: root must have made what is above the manager. */
+	f = facts_made("/user.slice/user-65534.slice/user@65534.service/app.slice/app.service",
+		       (long)strlen("/user.slice/user-65534.slice"), "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == &p.rules[2]);
+	f = facts_made("/user.slice/user-65534.slice/user@65534.service/app.slice/app.service",
+		       (long)strlen("/user.slice"), "/bin/sh", 65534);
+	CHECK(policy_match(&p, &f) == NULL);
+	policy_free(&p);
+}
+
 static void test_named_by_itself(void)
 {
 	struct policy p = parse_policy(
@@ -161,5 +205,5 @@ static void test_guards(void)
 	policy_free(&p);
 }
 
-UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_named_by_itself),
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_user_made), UNIT_TEST(test_named_by_itself),
 	  UNIT_TEST(test_guards))

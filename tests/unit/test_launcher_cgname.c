@@ -145,20 +145,28 @@ static void test_podman(void)
 	/* Root, systemd: a v2 line with crun's "container" leaf, from Datadog's container-ID tests. */
 	CHECK(names("/machine.slice/libpod-93afc7bc3ce42ad052d2926ffacfba941803bfae080941d1e1375d9d46b6a281.scope/container",
 		    CG_PODMAN, CG_QOS_NONE, false, "", "93afc7bc3ce42ad052d2926ffacfba941803bfae080941d1e1375d9d46b6a281"));
-	/* Rootless: conmon's scope from elastic/beats' tests is conmon's, no container; its sibling is the container. */
-	CHECK(names("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-conmon-" ID_PODMAN ".scope",
-		    CG_PODMAN, CG_QOS_NONE, false, "", ""));
-	CHECK(names("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID_PODMAN ".scope",
-		    CG_PODMAN, CG_QOS_NONE, false, "", ID_PODMAN));
+	/*
+	 * Rootless, below the user's manager (user@UID.service), which systemd
+	 * delegates to the user: the user's own cgroups, whatever their names
+	 * (conmon's scope and its container, from elastic/beats' tests).
+	 */
+	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-conmon-" ID_PODMAN ".scope"));
+	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID_PODMAN ".scope"));
 	/* cgroupfs: the CgroupPath of a `podman inspect`, and conmon's cgroup (libpod's tests). */
 	CHECK(names("/libpod_parent/libpod-cf594798841275880f780c2aa55954b2d218b92a7c82df039aef02e2f4fe83f1", CG_PODMAN,
 		    CG_QOS_NONE, false, "", "cf594798841275880f780c2aa55954b2d218b92a7c82df039aef02e2f4fe83f1"));
 	CHECK(names("/libpod_parent/conmon", CG_PODMAN, CG_QOS_NONE, false, "", ""));
-	/* --cgroups=split (Quadlet): the payload, from a `systemctl status`; conmon sits in "runtime", unnamed. */
-	CHECK(names("/user.slice/user-1000.slice/user@1000.service/app.slice/redis.service/libpod-payload-"
+	/* --cgroups=split (Quadlet): the payload in the service, from a `systemctl status` (made rootful here);
+	 * conmon sits in "runtime", unnamed; the same below a user's manager is the user's. */
+	CHECK(names("/system.slice/redis.service/libpod-payload-"
 		    "e8c29da1a2f6c4bb032304f7dfbc5a767e026092c4a2fcbc830e58565f972f54", CG_PODMAN, CG_QOS_NONE, false, "",
 		    "e8c29da1a2f6c4bb032304f7dfbc5a767e026092c4a2fcbc830e58565f972f54"));
-	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/app.slice/redis.service/runtime"));
+	CHECK(refused("/system.slice/redis.service/runtime"));
+	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/app.slice/redis.service/libpod-payload-"
+		      "e8c29da1a2f6c4bb032304f7dfbc5a767e026092c4a2fcbc830e58565f972f54"));
+	/* Only the payload's form is a runtime's in a service: anything else there is the service's own. */
+	CHECK(refused("/system.slice/redis.service/libpod-" ID_PODMAN ".scope"));
+	CHECK(refused("/system.slice/redis.service/docker-" ID_PODMAN ".scope"));
 	/* Built: a container of a Podman pod, in the pod's slice (libpod names it machine-libpod_pod_<POD>.slice). */
 	CHECK(names("/machine.slice/machine-libpod_pod_" ID_GKE ".slice/libpod-" ID_PODMAN ".scope", CG_PODMAN,
 		    CG_QOS_NONE, false, "", ID_PODMAN));
@@ -232,6 +240,45 @@ static void test_forged_below(void)
 	CHECK(refused(wide));
 }
 
+/*
+ * Names where no runtime or kubelet puts its cgroups: a user's delegated
+ * subtree (issue 27: a user made kubepods/burstable/pod<UID>/<CID> below
+ * its own), below a service or scope, too deep below the top.
+ */
+static void test_not_where_runtimes_put_them(void)
+{
+	CHECK(refused("/user.slice/user-65534.slice/user@65534.service/kubepods/burstable/pod" UID_OCP "/" ID_OCP));
+	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" ID_GKE ".scope"));
+	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/kubepods.slice/kubepods-pod"
+		      "26a1a59b_8013_459b_9a20_a611facb1888.slice"));
+	CHECK(refused("/system.slice/foo.service/kubepods/besteffort/pod" UID_OCP "/" ID_OCP));
+	CHECK(refused("/system.slice/foo.service/docker-" ID_GKE ".scope"));
+	CHECK(refused("/system.slice/session-3.scope/docker/" ID_GKE));
+	CHECK(refused("/a/b/kubepods/besteffort/pod" UID_OCP "/" ID_OCP));
+	CHECK(refused("/plain/docker-" ID_GKE ".scope"));
+	/* One level below the top is kubelet's --cgroup-root: the text allows it, its owner decides (cgtrust.c). */
+	CHECK(names("/delegated/kubepods/besteffort/pod" UID_OCP "/" ID_OCP, K, CG_QOS_BESTEFFORT, false, UID_OCP,
+		    ID_OCP));
+	/* In a node's container, at the same places; deeper, the container alone counts. */
+	CHECK(names("/system.slice/docker-" ID_GKE ".scope/a/b/kubepods/pod" UID_OCP "/" ID_OCP, CG_DOCKER, CG_QOS_NONE,
+		    false, "", ID_GKE));
+}
+
+/* How far the names go: the caller checks that root made every cgroup down to there. */
+static void test_named_end(void)
+{
+	struct cg_name n;
+	const char *pod = "/kubepods/besteffort/pod" UID_OCP;
+
+	CHECK(cg_name_parse("/kubepods/besteffort/pod" UID_OCP "/" ID_OCP "/leaf", &n) == 0);
+	CHECK(n.named_end == strlen(pod) + 1 + 64);
+	CHECK(cg_name_parse(pod, &n) == 0 && n.named_end == strlen(pod));
+	CHECK(cg_name_parse("/kubepods/besteffort", &n) == 0 && n.named_end == strlen("/kubepods/besteffort"));
+	CHECK(cg_name_parse("/system.slice/docker-" ID_GKE ".scope/x/y", &n) == 0);
+	CHECK(n.named_end == strlen("/system.slice/docker-" ID_GKE ".scope"));
+	CHECK(cg_name_parse("/system.slice/php.service", &n) == -1 && n.named_end == 0);
+}
+
 /* "kubepods" inside another name is not kubelet's. */
 static void test_kubepods_substring(void)
 {
@@ -272,22 +319,58 @@ static void test_texts(void)
 	CHECK(!strcmp(cg_qos_text((enum cg_qos)-1), ""));
 }
 
+/* The text of what PATH names, as the pure parse reads it. */
+static const char *summary(const char *path, char *b, size_t len)
+{
+	struct cg_name n;
+
+	cg_name_parse(path, &n);
+	return cg_name_text(&n, b, len);
+}
+
 /* What --status and the report print below a cgroup's row. */
 static void test_summary(void)
 {
 	char b[160];
 
-	CHECK(!strcmp(cg_name_summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555/" ID_GKE, b, sizeof b),
+	CHECK(!strcmp(summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555/" ID_GKE, b, sizeof b),
 		      "kubernetes pod 11111111-2222-4333-8444-555555555555, container 34dc0b5e626f"));
 	/* A pod's own cgroup: its UID in full. */
-	CHECK(!strcmp(cg_name_summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555", b, sizeof b),
+	CHECK(!strcmp(summary("/kubepods/besteffort/pod11111111-2222-4333-8444-555555555555", b, sizeof b),
 		      "kubernetes pod 11111111-2222-4333-8444-555555555555"));
-	CHECK(!strcmp(cg_name_summary("/docker/" ID_GKE, b, sizeof b), "docker container 34dc0b5e626f"));
-	CHECK(!strcmp(cg_name_summary("/system.slice/php8.2-fpm.service", b, sizeof b), ""));
-	CHECK(!strcmp(cg_name_summary("not a path", b, sizeof b), ""));
+	CHECK(!strcmp(summary("/docker/" ID_GKE, b, sizeof b), "docker container 34dc0b5e626f"));
+	CHECK(!strcmp(summary("/system.slice/php8.2-fpm.service", b, sizeof b), ""));
+	CHECK(!strcmp(summary("not a path", b, sizeof b), ""));
+}
+
+/* Units where systemd makes them: the length of what root must have made, or -1. */
+static void test_units(void)
+{
+	CHECK(cg_unit_find("/system.slice/php8.2-fpm.service", "php8.2-fpm.service") == 13);
+	CHECK(cg_unit_find("/system.slice/php8.2-fpm.service/pool", "php8.2-fpm.service") == 13);
+	CHECK(cg_unit_find("/machine.slice", "machine.slice") == 0);
+	CHECK(cg_unit_find("/machine.slice/machine-qemu.scope", "machine.slice") == 0);
+	CHECK(cg_unit_find("/system.slice/php8.2-fpm.service", "php.service") == -1);
+	/* A user's manager's subtree is the user's (issue 27: nobody's own php-fpm.service matched). */
+	CHECK(cg_unit_find("/user.slice/user-65534.slice/user@65534.service/app.slice/php-fpm.service",
+			   "php-fpm.service") == -1);
+	/* ... unless the rule says whose manager: then root must have made what is above that manager. */
+	CHECK(cg_unit_find("/user.slice/user-65534.slice/user@65534.service/app.slice/php-fpm.service",
+			   "user@65534.service/php-fpm.service") == (long)strlen("/user.slice/user-65534.slice"));
+	CHECK(cg_unit_find("/user.slice/user-1000.slice/user@1000.service/app.slice/php-fpm.service",
+			   "user@65534.service/php-fpm.service") == -1);
+	CHECK(cg_unit_find("/system.slice/php-fpm.service", "user@65534.service/php-fpm.service") == -1);
+	/* The user manager itself, by its name, is a system unit. */
+	CHECK(cg_unit_find("/user.slice/user-1000.slice/user@1000.service/app.slice/x.service", "user@1000.service") ==
+	      (long)strlen("/user.slice/user-1000.slice"));
+	/* Below a service or a scope, what is there its holder made: a delegated service's own "units". */
+	CHECK(cg_unit_find("/system.slice/foo.service/php-fpm.service", "php-fpm.service") == -1);
+	CHECK(cg_unit_find("/system.slice/foo.scope/x.slice/php-fpm.service", "php-fpm.service") == -1);
+	CHECK(cg_unit_find("relative/php-fpm.service", "php-fpm.service") == -1);
 }
 
 UNIT_MAIN(UNIT_TEST(test_kubernetes_systemd), UNIT_TEST(test_kubernetes_cgroupfs), UNIT_TEST(test_kubernetes_nested),
 	  UNIT_TEST(test_docker), UNIT_TEST(test_podman), UNIT_TEST(test_crio_alone), UNIT_TEST(test_ids),
-	  UNIT_TEST(test_forged_below), UNIT_TEST(test_kubepods_substring), UNIT_TEST(test_not_paths),
-	  UNIT_TEST(test_texts), UNIT_TEST(test_summary))
+	  UNIT_TEST(test_forged_below), UNIT_TEST(test_not_where_runtimes_put_them), UNIT_TEST(test_named_end),
+	  UNIT_TEST(test_kubepods_substring), UNIT_TEST(test_not_paths),
+	  UNIT_TEST(test_texts), UNIT_TEST(test_summary), UNIT_TEST(test_units))

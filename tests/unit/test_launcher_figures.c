@@ -93,6 +93,9 @@ static void test_format(void)
 		{ .path = (char *)POD_PATH, .procs = 2, .merged_pages = 1, .profit_bytes = 0, .candidate_pages = 1 },
 	};
 	struct cgroup_groups gs = { .g = g, .n = 3 };
+
+	/* What groups_collect finds the pod's cgroup to name, kubelet having made it. */
+	cg_name_parse(POD_PATH, &g[2].names);
 	struct metrics_rule rules[2] = { { "php", 3, 0, 1, 0, 25 }, { "off\"x", 0, 2, 0, 1, 0 } };
 	struct metrics_agent agent = { rules, 2, 1 };
 	/* A program's name as a hostile user could make it: quote, backslash, newline, not UTF-8. */
