@@ -423,6 +423,57 @@ cross-domain = yes"
 	[ "$(jq -r '.groups[] | select(.cgroup | contains("tenant.slice/kubepods")) | .pod_uid' <<<"$output")" = null ]
 }
 
+@test "a process the agent enabled that execs a program no rule names still counts for the domains" {
+	# Issue 27: the agent forgot it, while the kernel kept its flag
+	# across the exec (6.7+), and enabled a process of another pod.
+	requires prctl
+	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
+	local sh=$BATS_TEST_TMPDIR/agent-sh
+	cp /bin/sh "$sh"
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_a/$(printf '1%.0s' {1..64})"
+	start_workload a -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$sh" -c 'echo READY; read -r x; exec sleep 30'
+	policy "[rule root]
+user = root
+exe = $sh
+action = prctl"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule root: $(wl_pid a) (agent-sh): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	echo go >&"${WL_FDS[a]}"
+	wait_until 5 grep -q '^Name:[[:space:]]*sleep$' "/proc/$(wl_pid a)/status"
+	merge_any_is "$(wl_pid a)" yes
+	make_cgroup "k8s/kubepods/besteffort/pod$uid_b/$(printf '2%.0s' {1..64})"
+	start_workload b -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$sh" -c 'echo READY; read -r x'
+	wait_until 5 logged daemon "rule root: $(wl_pid b) (agent-sh): refused: it would share merged pages with another security domain: it is in pod $uid_b, process $(wl_pid a) (mergeable" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	merge_any_is "$(wl_pid b)" no
+}
+
+@test "a process that enabled KSM itself counts for the domains: the refusal, --status and the metrics say it" {
+	# Issue 27: nobody's own prctl process merged with a root process that
+	# the agent had enabled, and --status said "one domain: user root".
+	requires prctl cmd:jq
+	local prom=$BATS_TEST_TMPDIR/ksmenable.prom
+	stage_for_nobody attachee
+	start_workload self -- "${NOBODY[@]}" env LD_PRELOAD="$NB_LIB" KSM_ENABLE_MODE=prctl "$NB_PROGS/attachee" sleep 30
+	merge_any_is "$(wl_pid self)" yes
+	start_workload roots -- "$(attachee)" sleep 30
+	policy "[rule root]
+user = root
+exe = $(attachee)
+action = auto"
+	start_agent --policy="$POLICY" --metrics-file="$prom"
+	wait_until 5 logged daemon "rule root: $(wl_pid roots) (attachee): refused: it would share merged pages with another security domain: it is in user root, process" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	logged daemon "in user nobody; cross-domain = yes in rule root would accept that"
+	merge_any_is "$(wl_pid roots)" no
+	# --status and the metrics count nobody's domain, which the agent did not make mergeable.
+	wait_until 10 grep -q '^ksmenable_security_domains [1-9]' "$prom" || { grep domains "$prom"; return 1; }
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r '.policy.security_domains | index("user nobody") != null' <<<"$output")" = true ]
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"user nobody (1 process)"* ]] || { echo "$output"; return 1; }
+}
+
 @test "--status (and --json): each rule, what it holds now, the refusals with their reason, and the security domains" {
 	requires cmd:jq
 	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa
@@ -454,7 +505,7 @@ action = auto"
 	[[ $output == *"  rule root: exe $(attachee), user root -> auto: 1 enabled (merged "*", profit "*"), 0 disabled, 1 refused, 0 left alone"* ]] || { echo "$output"; cat "$(wl_err daemon)"; return 1; }
 	# Which one was refused depends on the order /proc lists them in.
 	[[ $output == *"    "[0-9]*": refused: it would share merged pages with another security domain"* ]]
-	[[ $output == *"  security domain of the memory the agent made mergeable: pod "* ]]
+	[[ $output == *"  security domain of the machine's mergeable memory: pod "* ]]
 	# Accepted: both enabled, and --status warns that two domains share.
 	printf 'cross-domain = yes\n' >>"$POLICY"
 	kill -HUP "$(wl_pid daemon)"
@@ -464,7 +515,7 @@ action = auto"
 	[[ $output == *"-> auto; across security domains: 2 enabled"* ]]
 	logged daemon "rule root: warning: the memory the agent made mergeable spans security domains now: pod "
 	logged daemon "as cross-domain = yes accepts; a merged page is a timing side channel between their processes"
-	[[ $output == *"warning: the memory the agent made mergeable spans 2 security domains (pod "*", pod "*"): a merged page is a timing side channel between its holders"* ]]
+	[[ $output == *"warning: the machine's mergeable memory spans 2 security domains (pod "*" (1 process), pod "*" (1 process)): a merged page is a timing side channel between its holders"* ]]
 	# The daemon gone, the file goes with it.
 	stop_daemon daemon
 	run -0 "$KSM_RUN" --status

@@ -165,8 +165,8 @@ static void agent_metrics(FILE *f, const struct metrics_agent *a, long page)
 	for (int i = 0; i < a->n; i++)
 		sample_ll(f, "rule_merged_bytes", "rule", a->rules[i].name, a->rules[i].merged_pages * page);
 	family(f, "security_domains", "gauge",
-	       "Security domains (users, pods, containers) of the memory the agent made mergeable; above 1 their "
-	       "merged pages are a side channel between them");
+	       "Security domains (users, pods, containers) of the machine's mergeable memory, whoever made it "
+	       "mergeable; above 1 their merged pages are a side channel between them");
 	sample_ll(f, "security_domains", NULL, NULL, a->domains);
 }
 

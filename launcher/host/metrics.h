@@ -56,7 +56,7 @@ struct metrics_rule {
 struct metrics_agent {
 	const struct metrics_rule *rules;
 	int n;
-	int domains;                    /* security domains of the memory the agent made mergeable */
+	int domains;                    /* security domains of the machine's mergeable memory (census.h) */
 };
 
 struct metrics_source {

@@ -274,14 +274,37 @@ static void say_domain_joins(const struct agent *a, const struct policy_rule *r,
 	      printable(o->domain), (int)o->pid);
 }
 
+/* The census of the machine's mergeable processes, taken again when older than SECONDS. */
+static void census_fresh(struct agent *a, double seconds)
+{
+	struct census old = a->census;
+
+	if (now_s() - a->census.when < seconds)
+		return;
+	if (census_take(&a->census, getpid()) < 0) {
+		a->census = old;
+		return;
+	}
+	/* --status and the metrics say the domains: published again when they changed. */
+	if (old.n != a->census.n || old.more != a->census.more)
+		a->changed = true;
+	for (int i = 0; i < old.n && !a->changed; i++)
+		a->changed = strcmp(old.d[i].name, a->census.d[i].name) || old.d[i].procs != a->census.d[i].procs;
+}
+
 /*
  * Would enabling the process of F by rule R merge across security domains
- * without R accepting it?  Then why, in WHY.  *P gets F's domain.
+ * without R accepting it?  Then why, in WHY.  *P gets F's domain.  What
+ * merges is what the kernel finds mergeable, whoever made it so: a process
+ * the agent enabled, one that enabled KSM itself, one that exec'd since
+ * (census.h), seen as the kernel shows it at most a second ago, and what
+ * the agent enabled since.
  */
-static bool mixes_domains(const struct agent *a, const struct policy_rule *r, struct proc_facts *f,
+static bool mixes_domains(struct agent *a, const struct policy_rule *r, struct proc_facts *f,
 			  struct agent_proc *p, char *why, size_t len)
 {
 	const struct agent_proc *o;
+	const struct census_domain *c;
 
 	if (!domain_of_process(f, p->domain, sizeof p->domain)) {
 		snprintf(p->domain, sizeof p->domain, "unknown");
@@ -290,12 +313,23 @@ static bool mixes_domains(const struct agent *a, const struct policy_rule *r, st
 		snprintf(why, len, "its security domain cannot be told (its cgroup or user cannot be read)");
 		return true;
 	}
-	if (r->cross_domain || !(o = enabled_elsewhere(a, p->domain)))
+	if (r->cross_domain)
 		return false;
-	snprintf(why, len, "it would share merged pages with another security domain: it is in %s, process %d "
-		 "(enabled by the agent) in %s; cross-domain = yes in rule %s would accept that",
-		 printable(p->domain), (int)o->pid, printable(o->domain), r->name);
-	return true;
+	if ((o = enabled_elsewhere(a, p->domain))) {
+		snprintf(why, len, "it would share merged pages with another security domain: it is in %s, "
+			 "process %d (enabled by the agent) in %s; cross-domain = yes in rule %s would accept that",
+			 printable(p->domain), (int)o->pid, printable(o->domain), r->name);
+		return true;
+	}
+	census_fresh(a, 1);
+	if ((c = census_other(&a->census, p->domain))) {
+		snprintf(why, len, "it would share merged pages with another security domain: it is in %s, "
+			 "process %d (mergeable, %d process%s in all) in %s; cross-domain = yes in rule %s would "
+			 "accept that", printable(p->domain), (int)c->example, c->procs, c->procs == 1 ? "" : "es",
+			 printable(c->name), r->name);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -354,6 +388,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	first_of_domain = r->cross_domain && !enabled_in(a, p->domain);
 	if (already_merge_any(&plan, pid)) {
 		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
+		census_note(&a->census, p->domain, p->pid);
 		p->result = AGENT_ENABLED;
 		say_domain_joins(a, r, p, first_of_domain);
 		return true;
@@ -389,8 +424,10 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	}
 	target_result_line(&res, &plan, line, sizeof line);
 	logf_(a, "rule %s: %s", r->name, line);
-	if (p->enabled)
+	if (p->enabled) {
+		census_note(&a->census, p->domain, p->pid);
 		say_domain_joins(a, r, p, first_of_domain);
+	}
 	return true;
 }
 
@@ -560,6 +597,7 @@ void agent_tick(struct agent *a)
 		return;
 	if (a->events < 0 || a->events_lost || now_s() - a->last_scan >= AGENT_CHECK_SCAN_S)
 		agent_scan(a);
+	census_fresh(a, AGENT_CENSUS_S);
 }
 
 bool agent_listening(const struct agent *a)

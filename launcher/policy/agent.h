@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "policy/census.h"
 #include "policy/policy.h"
 
 /* What a rule did to a process. */
@@ -43,6 +44,8 @@ struct agent {
 	double last_scan;               /* of /proc, now_s() */
 	const sigset_t *stops;          /* pending, they end an attach between stops */
 	void (*log)(const char *line);
+	/* The machine's mergeable processes by domain (census.h): the refusals, --status, the metrics. */
+	struct census census;
 	/* How many processes each outcome had, since the start. */
 	unsigned long enabled, detached, refused;
 	bool changed;                   /* since the last agent_publish() */
@@ -82,9 +85,12 @@ void agent_events(struct agent *a);
 /* Is the agent told of new processes by the kernel?  Else it scans /proc at each tick. */
 bool agent_listening(const struct agent *a);
 
+/* The census of mergeable processes (census.h) is taken at least this often, for --status and the metrics. */
+#define AGENT_CENSUS_S 5
+
 /*
  * Each second: /proc scanned when the agent has no process events, when
- * some were lost, and every AGENT_CHECK_SCAN_S.
+ * some were lost, and every AGENT_CHECK_SCAN_S; the census every AGENT_CENSUS_S.
  */
 void agent_tick(struct agent *a);
 

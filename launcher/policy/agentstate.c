@@ -7,6 +7,7 @@
  *   watch events|scan WHY          (how new processes are found)
  *   rule NAME MATCHES ACTION
  *   proc PID START RULE RESULT DOMAIN WHY
+ *   domain NAME PROCS              (the machine's mergeable memory: census.h)
  *
  * --status reads it back (agentview.c).
  */
@@ -70,6 +71,14 @@ void agent_publish(struct agent *a)
 			 printable(p->why[0] ? p->why : "-"));
 		add_line(&text, &len, &cap, line);
 	}
+	for (int i = 0; a->active && i < a->census.n; i++) {
+		snprintf(line, sizeof line, "domain\t%s\t%d", printable(a->census.d[i].name), a->census.d[i].procs);
+		add_line(&text, &len, &cap, line);
+	}
+	if (a->active && a->census.more) {
+		snprintf(line, sizeof line, "domain\t(more domains)\t%d", a->census.more);
+		add_line(&text, &len, &cap, line);
+	}
 	if (len && len < AGENT_TEXT_MAX)
 		statefile_write(STATE_DIR, AGENT_FILE, text, len);
 	else if (!len)
@@ -77,21 +86,8 @@ void agent_publish(struct agent *a)
 	free(text);
 }
 
-void agent_domain_add(char domains[][96], int *n, const char *domain)
-{
-	int d = 0;
-
-	while (d < *n && strcmp(domains[d], domain))
-		d++;
-	if (d == *n && d < 16)
-		snprintf(domains[(*n)++], 96, "%s", domain);
-}
-
 void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out)
 {
-	char domains[16][96];
-	int ndomains = 0;
-
 	memset(out, 0, sizeof *out);
 	out->rules = rules;
 	for (int i = 0; a->active && i < a->policy.n; i++)
@@ -111,7 +107,6 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 			r->enabled++;
 			if (ksm_proc_stat(p->pid, &ks) == 0 && ks.merging_pages > 0)
 				r->merged_pages += ks.merging_pages;
-			agent_domain_add(domains, &ndomains, p->domain);
 			break;
 		case AGENT_DISABLED: r->disabled++; break;
 		case AGENT_REFUSED: r->refused++; break;
@@ -119,7 +114,7 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 		case AGENT_NONE: break;
 		}
 	}
-	out->domains = ndomains;
+	out->domains = census_domains(&a->census);
 }
 
 void agent_unpublish(void)

@@ -16,7 +16,8 @@ void agent_unpublish(void);
 
 /*
  * A's figures for the metrics: each rule's processes that run now and
- * what those it enabled merged; the domains.  RULES has room for A's
+ * what those it enabled merged; the domains of the machine's mergeable
+ * memory (census.h).  RULES has room for A's
  * rules (POLICY_MAX_RULES at most); the rules' names are A's.
  */
 struct metrics_agent;
@@ -26,8 +27,5 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 /* The file in STATE_DIR, and how long it may be. */
 #define AGENT_FILE "agent"
 #define AGENT_TEXT_MAX (1 << 20)
-
-/* Adds DOMAIN to the N distinct ones of DOMAINS (16 at most): --status and the metrics count alike. */
-void agent_domain_add(char domains[][96], int *n, const char *domain);
 
 #endif

@@ -17,6 +17,7 @@
 #include "host/statefile.h"
 #include "policy/agentstate.h"
 #include "policy/agentview.h"
+#include "policy/census.h"
 
 /* A process a rule decided, that still runs. */
 struct view_proc {
@@ -39,7 +40,8 @@ struct view {
 	const char *scan_why;
 	struct view_rule *rules;
 	size_t nrules, cap;
-	char domains[16][96];
+	/* The domains of the machine's mergeable memory, with their processes (census.h). */
+	struct view_domain { const char *name; long procs; } domains[CENSUS_DOMAINS + 1];
 	int ndomains;
 };
 
@@ -96,7 +98,6 @@ static void add_proc(struct view *v, char **g)
 		r->enabled++;
 		r->merged += merged;
 		known_add(&r->profit, profit);
-		agent_domain_add(v->domains, &v->ndomains, g[5]);
 	} else if (!strcmp(g[4], "disabled")) {
 		r->disabled++;
 	} else if (!strcmp(g[4], "refused")) {
@@ -133,6 +134,8 @@ static int view_read(struct view *v)
 								    .profit = LLONG_MIN };
 		} else if (nf == 7 && !strcmp(g[0], "proc")) {
 			add_proc(v, g);
+		} else if (nf == 3 && !strcmp(g[0], "domain") && v->ndomains <= CENSUS_DOMAINS) {
+			v->domains[v->ndomains++] = (struct view_domain){ g[1], atol(g[2]) };
 		}
 	}
 	return 0;
@@ -170,14 +173,18 @@ void agent_status_print(FILE *out)
 			if (strcmp(r->procs[k].result, "enabled") && strcmp(r->procs[k].result, "disabled"))
 				fprintf(out, "    %ld: %s: %s\n", r->procs[k].pid, r->procs[k].result, r->procs[k].why);
 	}
-	if (v.ndomains > 1) {
-		fprintf(out, "  warning: the memory the agent made mergeable spans %d security domains (", v.ndomains);
-		for (int d = 0; d < v.ndomains; d++)
-			fprintf(out, "%s%s", d ? ", " : "", v.domains[d]);
+	/* Whoever made it mergeable: the agent, the process itself, an exec since (census.h). */
+	if (v.ndomains > 1)
+		fprintf(out, "  warning: the machine's mergeable memory spans %d security domains (", v.ndomains);
+	else if (v.ndomains == 1)
+		fprintf(out, "  security domain of the machine's mergeable memory: ");
+	for (int d = 0; d < v.ndomains; d++)
+		fprintf(out, "%s%s (%ld process%s)", d ? ", " : "", v.domains[d].name, v.domains[d].procs,
+			v.domains[d].procs == 1 ? "" : "es");
+	if (v.ndomains > 1)
 		fprintf(out, "): a merged page is a timing side channel between its holders\n");
-	} else if (v.ndomains == 1) {
-		fprintf(out, "  security domain of the memory the agent made mergeable: %s\n", v.domains[0]);
-	}
+	else if (v.ndomains == 1)
+		fprintf(out, "\n");
 	view_free(&v);
 }
 
@@ -225,7 +232,15 @@ void agent_status_json(struct jsonw *w)
 	jw_end(w);
 	jw_array(w, "security_domains");
 	for (int d = 0; d < v.ndomains; d++)
-		jw_string(w, NULL, v.domains[d]);
+		jw_string(w, NULL, v.domains[d].name);
+	jw_end(w);
+	jw_array(w, "mergeable_processes_by_domain");
+	for (int d = 0; d < v.ndomains; d++) {
+		jw_object(w, NULL);
+		jw_string(w, "domain", v.domains[d].name);
+		jw_ll(w, "processes", v.domains[d].procs);
+		jw_end(w);
+	}
 	jw_end(w);
 	jw_end(w);
 	view_free(&v);
