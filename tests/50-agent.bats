@@ -474,6 +474,79 @@ action = auto"
 	[[ $output == *"user nobody (1 process)"* ]] || { echo "$output"; return 1; }
 }
 
+# setgid_copy PROGRAM NAME: a copy of PROGRAM in NB_DIR, setgid to a group
+# nobody is not in: nobody runs it in secure execution (AT_SECURE).
+setgid_copy() {
+	cp "$1" "$NB_DIR/$2"
+	chgrp daemon "$NB_DIR/$2"
+	chmod 2755 "$NB_DIR/$2"
+}
+
+@test "a setgid program is refused, as the library refuses it; one exec'd while mergeable is said, and an off rule takes KSM out" {
+	# Issue 27: the agent attached to setgid programs, and a process it
+	# enabled kept its flag across an exec to one, unsaid.
+	requires prctl cmd:jq
+	local sh
+	stage_for_nobody attachee
+	setgid_copy "$NB_PROGS/attachee" sg-attachee
+	setgid_copy /bin/sleep sg-sleep
+	sh=$NB_DIR/agent-sh
+	cp /bin/sh "$sh"
+	start_workload sg -- "${NOBODY[@]}" "$NB_DIR/sg-attachee" sleep 30
+	start_workload later -- "${NOBODY[@]}" "$sh" -c 'echo READY; read -r x; exec "$0" 30' "$NB_DIR/sg-sleep"
+	policy "[rule no-setgid]
+exe = $NB_DIR/sg-sleep
+action = off
+
+[rule nobody]
+user = nobody
+action = prctl"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule nobody: $(wl_pid sg) (sg-attachee): refused: it runs a program in secure execution" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	merge_any_is "$(wl_pid sg)" no
+	wait_until 5 logged daemon "rule nobody: $(wl_pid later) (agent-sh): enabled"
+	echo go >&"${WL_FDS[later]}"
+	wait_until 5 logged daemon "$(wl_pid later) (sg-sleep): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its memory is mergeable" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule no-setgid: $(wl_pid later) (sg-sleep): disabled" || { cat "$(wl_err daemon)"; return 1; }
+	merge_any_is "$(wl_pid later)" no
+}
+
+@test "exe = PATH is the host's file: a program mounted over that path in a namespace of a user's own is not it" {
+	# Issue 27: nobody bind-mounted attachee over /usr/bin/sleep in its own
+	# user and mount namespaces and was enabled by "exe = /usr/bin/sleep".
+	requires cmd:unshare
+	stage_for_nobody attachee
+	start_workload spoof -- "${NOBODY[@]}" unshare -Urm sh -c \
+		'mount --bind "$0" /usr/bin/sleep && exec /usr/bin/sleep sleep 30' "$NB_PROGS/attachee"
+	start_workload real -- "${NOBODY[@]}" sh -c 'echo READY; exec /usr/bin/sleep 30'
+	[ "$(readlink "/proc/$(wl_pid spoof)/exe")" = /usr/bin/sleep ]
+	policy "[rule sleep]
+exe = /usr/bin/sleep
+user = nobody
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule sleep: $(wl_pid real) (sleep): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	ksm_on "$(wl_pid real)"
+	sleep 1
+	! logged daemon "$(wl_pid spoof) "
+	ksm_off "$(wl_pid spoof)"
+}
+
+@test "a process whose main thread has ended is matched by exe = through a thread that runs" {
+	# Issue 27: its /proc/PID/exe is gone then, and exe = never matched it.
+	start_workload leader -- "$PROGS/awkward" leader-exits 30
+	wait_until 5 grep -q '^State:[[:space:]]*Z' "/proc/$(wl_pid leader)/status"
+	policy "[rule awkward]
+exe = $PROGS/awkward
+user = root
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule awkward: $(wl_pid leader) " || { cat "$(wl_err daemon)"; return 1; }
+	logged daemon "rule awkward: $(wl_pid leader) (awkward): enabled"
+}
+
 @test "--status (and --json): each rule, what it holds now, the refusals with their reason, and the security domains" {
 	requires cmd:jq
 	local uid_a=11111111-2222-4333-8444-555555555555 uid_b=66666666-7777-4888-9999-aaaaaaaaaaaa

@@ -41,37 +41,6 @@
 #define SYS_pidfd_open 434
 #endif
 
-static bool thread_lives(pid_t pid, pid_t tid)
-{
-	char path[64], text[1024];
-	struct proc_stat st;
-
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	return read_text(path, text, sizeof text) == 0 && proc_stat_parse(text, &st) == 0 &&
-	       st.state != 'Z' && st.state != 'X';
-}
-
-/* The main thread if it lives, else the first of the others that does; 0: none. */
-static pid_t live_thread(pid_t pid)
-{
-	char path[64];
-	struct dirent *e;
-	long long tid;
-	pid_t found = 0;
-	DIR *d;
-
-	if (thread_lives(pid, pid))
-		return pid;
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return 0;
-	while (!found && (e = readdir(d)))
-		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && thread_lives(pid, (pid_t)tid))
-			found = (pid_t)tid;
-	closedir(d);
-	return found;
-}
-
 static int read_exec(pid_t pid, pid_t tid, struct pin_exec *x)
 {
 	char path[64], text[1024];
@@ -140,7 +109,7 @@ int pin_take(struct pin *p, pid_t pid)
 	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (p->pidfd < 0 && errno != ENOSYS)
 		return -1;              /* ESRCH: gone; EINVAL: a thread, not a process */
-	if (read_start(pid, &p->start) || !(p->tid = live_thread(pid)) ||
+	if (read_start(pid, &p->start) || !(p->tid = proc_live_thread(pid)) ||
 	    read_exec(pid, p->tid, &p->exec) || read_creds(pid, p->tid, p->creds, sizeof p->creds) ||
 	    pin_ended(p, 0)) {
 		pin_release(p);
@@ -164,7 +133,7 @@ bool pin_ended(const struct pin *p, int wait_ms)
 			if (poll(&pf, 1, 0) > 0)
 				return true;
 		}
-		if (read_start(p->pid, &start) || start != p->start || !live_thread(p->pid))
+		if (read_start(p->pid, &start) || start != p->start || !proc_live_thread(p->pid))
 			return true;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= wait_ms)
@@ -193,7 +162,7 @@ static enum pin_verdict check_through_another_thread(const struct pin *p)
 	struct pin_exec x;
 
 	for (int waited = 0;; waited += 10) {
-		pid_t other = live_thread(p->pid);
+		pid_t other = proc_live_thread(p->pid);
 
 		if (pin_ended(p, 0) || !other)
 			return PIN_ENDED;

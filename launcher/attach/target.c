@@ -4,7 +4,8 @@
  * It is pinned first (pin.h: the process, its program, its credentials),
  * then everything that can be judged without stopping it is judged, from
  * /proc (traced by someone, stopped, a kernel thread, libksmenable inside,
- * already so), through a thread of it that lives; its regions are read
+ * a program in secure execution, already so), through a thread of it
+ * that lives; its regions are read
  * from smaps before the stop too, so the stop lasts only as long as the
  * calls.  The calls themselves, over short stops that each begin by
  * checking the pin, and the reading back of what they did are stops.c's.
@@ -123,6 +124,12 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 	if (!strstr(text, "\nVmSize:")) {
 		target_refuse(r, "it has no memory (it is exiting)");
 		*maybe_ended = true;
+		return false;
+	}
+	/* What the library refuses (getauxval(AT_SECURE)), an attach refuses too; taking KSM out is no harm. */
+	if (!plan->disable && proc_secure_exec(pin->pid, pin->tid) == 1) {
+		target_refuse(r, "it runs a program in secure execution (setuid, setgid or file capabilities), "
+		       "which libksmenable refuses too: left alone");
 		return false;
 	}
 	pin_path(path, sizeof path, pin, "ksm_stat");

@@ -1,5 +1,6 @@
-/* procfs.c - parsing /proc/PID/stat. */
+/* procfs.c - parsing /proc/PID/stat, and what else of a process /proc tells. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "common/files.h"
 #include "common/parse.h"
@@ -61,21 +63,58 @@ bool proc_running(pid_t pid)
 	return proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
 }
 
-bool proc_any_thread_running(pid_t pid)
+static bool thread_lives(pid_t pid, pid_t tid)
+{
+	char path[64], text[1024];
+	struct proc_stat st;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	return read_text(path, text, sizeof text) == 0 && proc_stat_parse(text, &st) == 0 &&
+	       st.state != 'Z' && st.state != 'X';
+}
+
+pid_t proc_live_thread(pid_t pid)
 {
 	char path[64];
 	struct dirent *e;
 	long long tid;
-	bool found = proc_running(pid);
+	pid_t found = 0;
 	DIR *d;
 
+	if (thread_lives(pid, pid))
+		return pid;
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	if (found || !(d = opendir(path)))
-		return found;
+	if (!(d = opendir(path)))
+		return 0;
 	while (!found && (e = readdir(d)))
-		found = !parse_ll(e->d_name, 1, INT_MAX, &tid) && proc_running((pid_t)tid);
+		if (!parse_ll(e->d_name, 1, INT_MAX, &tid) && thread_lives(pid, (pid_t)tid))
+			found = (pid_t)tid;
 	closedir(d);
 	return found;
+}
+
+bool proc_any_thread_running(pid_t pid)
+{
+	return proc_live_thread(pid) != 0;
+}
+
+int proc_secure_exec(pid_t pid, pid_t tid)
+{
+	unsigned long v[2 * 64];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/auxv", (int)pid, (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, v, sizeof v);
+	close(fd);
+	/* Pairs of (type, value), ended by AT_NULL: the kernel writes them at exec, they fit. */
+	for (ssize_t i = 0; n > 0 && (i + 2) * (ssize_t)sizeof v[0] <= n && v[i] != AT_NULL; i += 2)
+		if (v[i] == AT_SECURE)
+			return v[i + 1] != 0;
+	return -1;
 }
 
 static void walk(pid_t pid, pid_t ppid, int depth, proc_visit_fn fn, void *arg)

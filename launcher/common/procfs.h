@@ -36,6 +36,20 @@ bool proc_running_since(pid_t pid, unsigned long long start);
 bool proc_any_thread_running(pid_t pid);
 
 /*
+ * A thread of process PID that runs, through which its files can be read
+ * when its main thread has ended (its /proc/PID/exe is gone then, the
+ * others run on): the main thread if it lives, else the first other; 0 none.
+ */
+pid_t proc_live_thread(pid_t pid);
+
+/*
+ * Does process PID (read through its thread TID) run a program in secure
+ * execution, as the kernel tells it at exec (AT_SECURE: setuid, setgid,
+ * file capabilities, an LSM's say)?  1, 0, or -1 when it cannot be read.
+ */
+int proc_secure_exec(pid_t pid, pid_t tid);
+
+/*
  * Calls FN for every descendant of ROOT (not ROOT itself), parents before
  * children, through /proc/PID/task/TID/children; FN returns nonzero to skip
  * that process's own descendants.  Processes that end meanwhile are left out.

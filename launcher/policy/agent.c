@@ -457,6 +457,28 @@ static int by_pid(const void *x, const void *y)
 }
 
 /*
+ * After an exec: a program in secure execution (setuid, setgid, file
+ * capabilities) whose memory is still mergeable, because the kernel kept
+ * the process-wide flag across the exec (6.7+), is said once, and shown
+ * by --status; the library would have refused it, and an enabling rule
+ * does (target.h).  A rule with action = off takes KSM out of it.
+ */
+static void look_at_exec(struct agent *a, struct agent_proc *p)
+{
+	pid_t tid = proc_live_thread(p->pid);
+	struct ksmenable_stat st;
+
+	if (!tid || proc_secure_exec(p->pid, tid) != 1 || ksm_proc_stat(p->pid, &st) ||
+	    (st.merge_any != 1 && st.mergeable != 1))
+		return;
+	p->secure_mergeable = true;
+	a->changed = true;
+	logf_(a, "%d (%s): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its "
+	      "memory is mergeable: the kernel kept the process-wide flag across its exec; a rule with action = off "
+	      "takes KSM out of it", (int)p->pid, printable(p->comm));
+}
+
+/*
  * Looks at process PID: judges it when it is not judged yet (new, a PID
  * reused, or an exec since), else marks its record seen.  A new record is
  * appended past the first KNOWN (sorted) ones.  False when the agent is
@@ -466,6 +488,7 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 {
 	struct proc_stat st;
 	struct agent_proc *p = find(a, known, pid);
+	bool execd;
 
 	if (pid == getpid() || proc_stat_read(pid, &st) || (st.flags & PROC_PF_KTHREAD))
 		return true;    /* ours, ended (its record is not seen: forgotten), or a kernel thread */
@@ -476,12 +499,16 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 	}
 	if (stop_signal_pending(a->stops))
 		return false;
+	execd = p && p->start == st.starttime && (p->start_code != st.start_code || p->start_stack != st.start_stack);
 	if (!p) {
 		a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
 		p = &a->procs[a->nprocs++];
 	}
 	*p = (struct agent_proc){ .pid = pid, .start = st.starttime, .start_code = st.start_code,
 				  .start_stack = st.start_stack, .seen = true };
+	snprintf(p->comm, sizeof p->comm, "%s", st.comm);
+	if (execd)
+		look_at_exec(a, p);
 	if (!judge(a, pid, st.comm, p)) {
 		p->seen = false;        /* judged again next time */
 		return false;

@@ -24,6 +24,8 @@ struct agent_proc {
 	bool seen;                              /* in this scan */
 	bool stale;                             /* judged by a policy reloaded since: to be judged again */
 	bool enabled;                           /* KSM on by the agent (or already), in DOMAIN */
+	bool secure_mergeable;                  /* exec'd a program in secure execution, still mergeable */
+	char comm[32];
 	char domain[96];                        /* its security domain (domain.h), when judged by a rule */
 	char rule[POLICY_NAME_MAX];             /* the rule that decided; "" none */
 	enum agent_result result;

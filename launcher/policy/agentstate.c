@@ -8,6 +8,7 @@
  *   rule NAME MATCHES ACTION
  *   proc PID START RULE RESULT DOMAIN WHY
  *   domain NAME PROCS              (the machine's mergeable memory: census.h)
+ *   secure PID START COMM          (a program in secure execution, mergeable)
  *
  * --status reads it back (agentview.c).
  */
@@ -64,6 +65,10 @@ void agent_publish(struct agent *a)
 	for (size_t i = 0; i < a->nprocs; i++) {
 		const struct agent_proc *p = &a->procs[i];
 
+		if (p->secure_mergeable) {
+			snprintf(line, sizeof line, "secure\t%d\t%llu\t%s", (int)p->pid, p->start, printable(p->comm));
+			add_line(&text, &len, &cap, line);
+		}
 		if (!p->rule[0] || p->result == AGENT_NONE)
 			continue;
 		snprintf(line, sizeof line, "proc\t%d\t%llu\t%s\t%s\t%s\t%s", (int)p->pid, p->start, p->rule,

@@ -43,6 +43,9 @@ struct view {
 	/* The domains of the machine's mergeable memory, with their processes (census.h). */
 	struct view_domain { const char *name; long procs; } domains[CENSUS_DOMAINS + 1];
 	int ndomains;
+	/* Programs in secure execution whose memory is mergeable, that still run. */
+	struct view_secure { long pid; const char *comm; } *secure;
+	size_t nsecure, secure_cap;
 };
 
 /*
@@ -134,6 +137,10 @@ static int view_read(struct view *v)
 								    .profit = LLONG_MIN };
 		} else if (nf == 7 && !strcmp(g[0], "proc")) {
 			add_proc(v, g);
+		} else if (nf == 4 && !strcmp(g[0], "secure") && proc_running_since((pid_t)atol(g[1]),
+											  strtoull(g[2], NULL, 10))) {
+			v->secure = xgrow(v->secure, &v->secure_cap, v->nsecure + 1, sizeof *v->secure);
+			v->secure[v->nsecure++] = (struct view_secure){ atol(g[1]), g[3] };
 		} else if (nf == 3 && !strcmp(g[0], "domain") && v->ndomains <= CENSUS_DOMAINS) {
 			v->domains[v->ndomains++] = (struct view_domain){ g[1], atol(g[2]) };
 		}
@@ -146,6 +153,7 @@ static void view_free(struct view *v)
 	for (size_t i = 0; i < v->nrules; i++)
 		free(v->rules[i].procs);
 	free(v->rules);
+	free(v->secure);
 	free(v->text);
 }
 
@@ -173,6 +181,9 @@ void agent_status_print(FILE *out)
 			if (strcmp(r->procs[k].result, "enabled") && strcmp(r->procs[k].result, "disabled"))
 				fprintf(out, "    %ld: %s: %s\n", r->procs[k].pid, r->procs[k].result, r->procs[k].why);
 	}
+	for (size_t i = 0; i < v.nsecure; i++)
+		fprintf(out, "  warning: %ld (%s) runs a program in secure execution (setuid, setgid or file "
+			"capabilities) and its memory is mergeable\n", v.secure[i].pid, v.secure[i].comm);
 	/* Whoever made it mergeable: the agent, the process itself, an exec since (census.h). */
 	if (v.ndomains > 1)
 		fprintf(out, "  warning: the machine's mergeable memory spans %d security domains (", v.ndomains);
@@ -233,6 +244,14 @@ void agent_status_json(struct jsonw *w)
 	jw_array(w, "security_domains");
 	for (int d = 0; d < v.ndomains; d++)
 		jw_string(w, NULL, v.domains[d].name);
+	jw_end(w);
+	jw_array(w, "secure_mergeable");
+	for (size_t i = 0; i < v.nsecure; i++) {
+		jw_object(w, NULL);
+		jw_ll(w, "pid", v.secure[i].pid);
+		jw_string(w, "comm", v.secure[i].comm);
+		jw_end(w);
+	}
 	jw_end(w);
 	jw_array(w, "mergeable_processes_by_domain");
 	for (int d = 0; d < v.ndomains; d++) {

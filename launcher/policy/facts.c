@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/procfs.h"
 #include "policy/facts.h"
 
 #define MAX_HIERARCHIES 64
@@ -90,16 +92,53 @@ static void read_cgroup(pid_t pid, struct proc_facts *f)
 	}
 }
 
+/* Are the two stats of one file? */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Is the process in the agent's own mount namespace (where the text of its exe is the agent's)? */
+static bool in_our_mounts(pid_t pid, pid_t tid)
+{
+	struct stat ours, its;
+	char path[64];
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/ns/mnt", (int)pid, (int)tid);
+	return stat("/proc/self/ns/mnt", &ours) == 0 && stat(path, &its) == 0 && same_file(&ours, &its);
+}
+
+/*
+ * Through a thread that lives: the main one may have ended while others
+ * run on, and its exe is gone then (--attach does the same: pin.h).
+ */
 static void read_exe(pid_t pid, struct proc_facts *f)
 {
-	char path[64];
+	pid_t tid = proc_live_thread(pid);
+	char path[64], there[PATH_MAX + 64];
+	struct stat prog, named;
 	ssize_t n;
 
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	if ((n = readlink(path, f->exe, sizeof f->exe - 1)) > 0 && n < (ssize_t)sizeof f->exe - 1) {
-		f->exe[n] = '\0';
-		f->exe_known = true;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/exe", (int)pid, (int)tid);
+	if (!tid || (n = readlink(path, f->exe, sizeof f->exe - 1)) <= 0 || n >= (ssize_t)sizeof f->exe - 1)
+		return;
+	f->exe[n] = '\0';
+	f->exe_known = true;
+	f->secure = proc_secure_exec(pid, tid);
+	if (in_our_mounts(pid, tid)) {
+		f->exe_trusted = true;
+		return;
 	}
+	if (stat(path, &prog))
+		return;
+	if (stat(f->exe, &named) == 0 && same_file(&prog, &named)) {
+		f->exe_trusted = true;  /* a sandboxed service's view of the host's file */
+		return;
+	}
+	/* In a container root made, its programs are its own image's: the path as the container sees it. */
+	snprintf(there, sizeof there, "/proc/%d/task/%d/root%s", (int)pid, (int)tid, f->exe);
+	f->exe_trusted = proc_facts_cgroup(f) && (f->cg.container_id[0] || f->cg.pod_uid[0]) &&
+			 stat(there, &named) == 0 && same_file(&prog, &named);
 }
 
 static void read_uid(pid_t pid, struct proc_facts *f)
@@ -127,6 +166,7 @@ void proc_facts_init(pid_t pid, struct proc_facts *f)
 {
 	memset(f, 0, sizeof *f);
 	f->pid = pid;
+	f->secure = -1;
 }
 
 bool proc_facts_cgroup(struct proc_facts *f)

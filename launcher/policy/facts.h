@@ -27,6 +27,16 @@ struct proc_facts {
 	struct cg_name cg;              /* the pod, container and runtime it names, as far as root made it */
 	bool exe_known;
 	char exe[PATH_MAX];             /* /proc/PID/exe; " (deleted)" when its file is gone */
+	/*
+	 * Is EXE the host's name of its program?  The text comes from the
+	 * process's own mount namespace: in another one than the agent's, a
+	 * user's mount can put any program at any path, so there it counts
+	 * only when the file at EXE is the program (the same device and
+	 * inode), as the agent sees the path or, in a container that root
+	 * made (cgtrust.h), as the container does.
+	 */
+	bool exe_trusted;
+	int secure;                     /* secure execution (AT_SECURE): 1, 0, -1 unknown */
 	bool uid_known;
 	uid_t uid;                      /* the effective user, as ps(1) shows it */
 };

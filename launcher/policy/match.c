@@ -21,7 +21,7 @@ static bool in_unit(const struct proc_facts *f, const char *unit)
 bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 {
 	/* The program first: the fact that tells most processes apart. */
-	if (r->exe && !(proc_facts_exe(f) && glob_match(r->exe, f->exe, strlen(f->exe))))
+	if (r->exe && !(proc_facts_exe(f) && f->exe_trusted && glob_match(r->exe, f->exe, strlen(f->exe))))
 		return false;
 	if (r->user_given && !(proc_facts_uid(f) && f->uid == r->uid))
 		return false;
@@ -63,7 +63,7 @@ bool policy_rule_names_cgroup(const struct policy_rule *r, struct proc_facts *f)
 
 bool policy_rule_names_exe(const struct policy_rule *r, struct proc_facts *f)
 {
-	return r->exe && literal(r->exe) && proc_facts_exe(f) && !strcmp(r->exe, f->exe);
+	return r->exe && literal(r->exe) && proc_facts_exe(f) && f->exe_trusted && !strcmp(r->exe, f->exe);
 }
 
 const char *policy_rule_guard(const struct policy_rule *r, struct proc_facts *f, const char *own_cgroup)

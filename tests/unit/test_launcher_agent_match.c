@@ -65,6 +65,7 @@ static struct proc_facts facts_made(const char *cgroup, long root_made, const ch
 	}
 	if (exe) {
 		f.exe_known = true;
+		f.exe_trusted = true;
 		snprintf(f.exe, sizeof f.exe, "%s", exe);
 	}
 	if (uid >= 0) {
@@ -161,6 +162,21 @@ static void test_user_made(void)
 	policy_free(&p);
 }
 
+/* Issue 27: a program's path from a mount namespace of its own, which is not the host's file, names nothing. */
+static void test_exe_not_the_file(void)
+{
+	struct policy p = parse_policy("[rule sleep]\nexe = /usr/bin/sleep\nuser = nobody\naction = auto\n"
+				       "[rule init]\nexe = /sbin/init\naction = auto\ncross-domain = yes\n");
+	struct proc_facts f = facts("/user.slice", "/usr/bin/sleep", 65534), init = facts("/init.scope", "/sbin/init", 0);
+
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	f.exe_trusted = false;
+	CHECK(policy_match(&p, &f) == NULL);
+	init.exe_trusted = false;
+	CHECK(!policy_rule_names_exe(&p.rules[1], &init));
+	policy_free(&p);
+}
+
 static void test_named_by_itself(void)
 {
 	struct policy p = parse_policy(
@@ -205,5 +221,6 @@ static void test_guards(void)
 	policy_free(&p);
 }
 
-UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_user_made), UNIT_TEST(test_named_by_itself),
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_user_made), UNIT_TEST(test_exe_not_the_file),
+	  UNIT_TEST(test_named_by_itself),
 	  UNIT_TEST(test_guards))
