@@ -414,11 +414,26 @@ stop_workload() {
 	wait_workload "$name"
 }
 
+# descendants PID: the PIDs of PID's children, their children and so on.
+descendants() {
+	local child
+	for child in $(cat "/proc/$1"/task/*/children 2>/dev/null); do
+		echo "$child"
+		descendants "$child"
+	done
+}
+
 wait_workload() {
 	local name=${1:-$WL_DEFAULT} pid fd late=
 	pid=$(wl_pid "$name") || return 1
 	fd=${WL_FDS[$name]}
-	wait_until 20 gone "$pid" || { late=1; kill -KILL "$pid" 2>/dev/null; }
+	# A workload that does not end is killed with all it started: a child
+	# left behind (one stopped in vfork, say) would hold the runner's
+	# output open, and bats would wait for it for ever.
+	wait_until 20 gone "$pid" || {
+		late=1
+		kill -KILL "$pid" $(descendants "$pid") 2>/dev/null
+	}
 	WL_STATUS=0
 	wait "$pid" || WL_STATUS=$?
 	exec {fd}>&-
