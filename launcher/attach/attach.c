@@ -182,7 +182,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 
 		target_apply_alone(a->targets.pids[i], p, r);
 		switch (r->outcome) {
-		case TARGET_REFUSED: a->nrefused++; break;
+		case TARGET_REFUSED: case TARGET_LATER: a->nrefused++; break;  /* --attach never asks for later */
 		case TARGET_ENDED: a->nended++; a->nabsent += !r->tid; break;
 		case TARGET_NOT_DONE: a->nnot_done++; break;
 		case TARGET_NONE_MATCHED: a->nunmatched++; break;  /* left alone, not followed, not a refusal */

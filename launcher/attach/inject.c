@@ -104,7 +104,9 @@ static enum stop_kind wait_stop(struct inject *in, int *sig, bool may_give_up)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	while ((r = waitpid(in->tid, &st, __WALL | WNOHANG)) == 0) {
-		double left = STOP_TIMEOUT_S - (now_s() - t0);
+		/* Until a stop is ours, the caller's bound; once a call of ours runs, the full one. */
+		double bound = may_give_up && in->wait_s > 0 ? in->wait_s : STOP_TIMEOUT_S;
+		double left = bound - (now_s() - t0);
 		struct timespec slice = { 0, 50 * 1000000L };  /* the stop signals are looked at as often */
 
 		if (may_give_up && stop_signal_pending(&stop_signals))
@@ -193,8 +195,8 @@ static int wait_trap(struct inject *in, char *why, size_t whylen, bool may_give_
 			snprintf(why, whylen, "it ended while it was being attached to");
 			return -ESRCH;
 		case STOP_TIMEOUT:
-			snprintf(why, whylen, "it did not stop within %.0f s (in uninterruptible sleep?)",
-				 STOP_TIMEOUT_S);
+			snprintf(why, whylen, "it did not stop within %.2g s (in uninterruptible sleep?)",
+				 in->wait_s > 0 ? in->wait_s : STOP_TIMEOUT_S);
 			return -ETIMEDOUT;
 		case STOP_EXEC:
 			snprintf(why, whylen, "it exec'd during the attach");
@@ -274,7 +276,7 @@ static int get_regs(struct inject *in, struct user_regs_struct *r)
 	return ptrace(PTRACE_GETREGS, in->tid, 0, r) ? -errno : 0;
 }
 
-int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen)
 {
 	struct user_regs_struct *r = saved_regs(in), leave;
 	bool restarted;
@@ -282,6 +284,7 @@ int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
 
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
+	in->wait_s = wait_s;
 	/* An exec while it is ours is an event (STOP_EXEC), not a surprise. */
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC))) {
 		err = -errno;
@@ -560,8 +563,9 @@ void inject_set_stop_signals(const sigset_t *set)
 	(void)set;
 }
 
-int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen)
 {
+	(void)wait_s;
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
 	snprintf(why, whylen, "--attach is supported on x86_64 only");

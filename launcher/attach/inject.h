@@ -8,7 +8,8 @@
  * interrupt stop, so that the kernel itself restarts a system call the
  * thread was blocked in, exactly as after any stop.
  *
- * The stops are awaited with sigtimedwait on SIGCHLD, bounded (5 s): the
+ * The stops are awaited with sigtimedwait on SIGCHLD, bounded (5 s, or the
+ * caller's bound for a stop not ours yet): the
  * caller must keep SIGCHLD blocked.  A thread that never stops
  * (uninterruptible sleep) stays seized, a stop requested, until the
  * thread of ksm-run that seized it ends: the kernel then lets it go and
@@ -42,6 +43,7 @@ struct inject {
 	bool ours;                      /* registers other than its own are in it (inject.c) */
 	bool restarted;                 /* a call failed by the stop alone was restarted (inject.c) */
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
+	double wait_s;                  /* how long a stop that is not ours yet is waited for (0: 5 s) */
 };
 
 /*
@@ -52,14 +54,16 @@ void inject_set_stop_signals(const sigset_t *set);
 
 /*
  * Seizes thread TID and stops it (PTRACE_INTERRUPT), saving its registers;
- * an exec while it is seized is an event (PTRACE_O_TRACEEXEC).
+ * an exec while it is seized is an event (PTRACE_O_TRACEEXEC).  The stop is
+ * waited for WAIT_S seconds (0: 5 s; the agent waits less, and tries again
+ * later, so that no target holds up the others).
  * 0; or -errno with a reason in WHY (traced by someone else, not
  * permitted, gone, stopped by job control, not a 64-bit process; -ESTALE
  * it exec'd; -ETIMEDOUT it did not stop; -EINTR a stop signal came first),
  * and the thread is left as it was, or for the last two still seized
  * until this thread of ksm-run ends.
  */
-int inject_begin(struct inject *in, pid_t tid, char *why, size_t whylen);
+int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen);
 
 /*
  * In the stopped thread, runs system call NR with ARGS (six, unused ones

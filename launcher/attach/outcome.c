@@ -42,6 +42,7 @@ const char *target_outcome_word(const struct target_result *r, bool disable)
 	case TARGET_NONE_MATCHED: return "no region matched the selection";
 	case TARGET_ENDED: return "ended";
 	case TARGET_NOT_DONE: return "not done";
+	case TARGET_LATER: return "not now";
 	case TARGET_REFUSED: break;
 	}
 	return "refused";
@@ -65,7 +66,7 @@ void target_result_line(const struct target_result *r, const struct target_plan 
 		text_appendf(buf, len, "%s", r->tid ? " during the attach" : "");     /* it was there when the attach began */
 		return;
 	}
-	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE) {
+	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE || r->outcome == TARGET_LATER) {
 		text_appendf(buf, len, ": %s", r->why);
 		if (r->stops && !r->died_in_call)
 			text_appendf(buf, len, " (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);

@@ -19,6 +19,7 @@ enum target_outcome {
 	TARGET_NONE_MATCHED,            /* madvise form: no region matched the selection; not stopped */
 	TARGET_ENDED,                   /* it ended before or during the attach: not a refusal */
 	TARGET_NOT_DONE,                /* a stop signal came first: left alone; see why */
+	TARGET_LATER,                   /* later_if_stuck: its thread would not stop now; see why */
 };
 
 struct target_plan {
@@ -26,6 +27,14 @@ struct target_plan {
 	bool process_wide;              /* the prctl; else madvise of the selection */
 	const struct selection *sel;    /* the madvise form's choice */
 	double stop_budget_s;           /* the longest a stop should last; 0: 10 ms */
+	double stop_wait_s;             /* how long its thread is waited for to stop; 0: 5 s */
+	/*
+	 * The agent's: a thread in uninterruptible sleep (a vfork parent waits
+	 * for its child, or I/O) is not seized, and one that does not stop in
+	 * STOP_WAIT_S is let go: TARGET_LATER, tried again later, so that no
+	 * target holds up the others.
+	 */
+	bool later_if_stuck;
 	/* Raise ksm-run's tracing thread for each stop (stopprio.h): --attach's,
 	 * not the agent's, whose unit forbids real-time scheduling. */
 	bool raise_tracer;

@@ -434,7 +434,7 @@ static void not_begun(struct engine *e, int err)
 	struct target_result *r = e->r;
 	int sig;
 
-	r->outcome = TARGET_REFUSED;
+	r->outcome = err == -ETIMEDOUT && e->plan->later_if_stuck ? TARGET_LATER : TARGET_REFUSED;
 	if (err == -EINTR && e->plan->stops && (sig = stop_signal_pending(e->plan->stops)))
 		snprintf(r->why, sizeof r->why, "ksm-run got %s before it stopped: left alone",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -482,7 +482,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 			break;
 		if (plan->raise_tracer)
 			stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
-		if ((err = inject_begin(&e.in, r->tid, r->why, sizeof r->why))) {
+		if ((err = inject_begin(&e.in, r->tid, plan->stop_wait_s, r->why, sizeof r->why))) {
 			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
 				count_stop(&e);

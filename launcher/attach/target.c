@@ -115,6 +115,13 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 		*maybe_ended = *p == 'Z' || *p == 'X';
 		return false;
 	}
+	/* It would not stop until it wakes: a vfork parent waits for its child, for as long as it takes. */
+	if (plan->later_if_stuck && p && *p == 'D') {
+		r->outcome = TARGET_LATER;
+		snprintf(r->why, sizeof r->why, "it is in uninterruptible sleep (a vfork parent waiting for its "
+			 "child, or I/O): not seized; tried again later");
+		return false;
+	}
 	/* libksmenable in it: its own settings choose what merges. */
 	if (proc_maps_mention(pin->tid, "/libksmenable.so")) {
 		target_refuse(r, "libksmenable is loaded in it: its own settings (KSM_ENABLE_*) choose what merges, "
@@ -222,7 +229,7 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 	}
 	stops_run(&pin, plan, &ps, r, &maybe_ended);
 done:
-	if (r->outcome != TARGET_ENDED && r->outcome != TARGET_NOT_DONE) {
+	if (r->outcome != TARGET_ENDED && r->outcome != TARGET_NOT_DONE && r->outcome != TARGET_LATER) {
 		bool done = r->outcome == TARGET_DONE;
 
 		stops_read_back(&pin, plan, &ps, r);

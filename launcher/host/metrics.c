@@ -148,18 +148,20 @@ static void group_sample(FILE *f, const char *name, const struct cgroup_group *g
 /* The host agent's rules: what each holds now, and the security domains it made mergeable. */
 static void agent_metrics(FILE *f, const struct metrics_agent *a, long page)
 {
-	static const char *const results[] = { "enabled", "disabled", "refused", "left_alone" };
+	static const char *const results[] = { "enabled", "disabled", "refused", "left_alone", "waiting" };
 
-	family(f, "rule_processes", "gauge", "Processes a rule of the host agent's policy decided, that run now");
+	family(f, "rule_processes", "gauge", "Processes a rule of the host agent's policy decided, that run now "
+	       "(waiting: found stuck, tried again later)");
 	for (int i = 0; i < a->n; i++)
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < 5; k++) {
 			const struct metrics_rule *r = &a->rules[i];
+			const int counts[] = { r->enabled, r->disabled, r->refused, r->left_alone, r->waiting };
 
 			fputs(METRICS_PREFIX "rule_processes{result=", f);
 			metrics_label(f, results[k]);
 			fputs(",rule=", f);
 			metrics_label(f, r->name);
-			fprintf(f, "} %d\n", k == 0 ? r->enabled : k == 1 ? r->disabled : k == 2 ? r->refused : r->left_alone);
+			fprintf(f, "} %d\n", counts[k]);
 		}
 	family(f, "rule_merged_bytes", "gauge", "Merged memory of the processes a rule enabled (ksm_merging_pages)");
 	for (int i = 0; i < a->n; i++)

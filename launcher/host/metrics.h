@@ -49,7 +49,7 @@ struct metrics_command {
 /* The host agent's figures (policy/agentstate.c fills them): each rule, and the domains. */
 struct metrics_rule {
 	const char *name;
-	int enabled, disabled, refused, left_alone;     /* its processes that run now */
+	int enabled, disabled, refused, left_alone, waiting;    /* its processes that run now */
 	long long merged_pages;                         /* of those enabled */
 };
 

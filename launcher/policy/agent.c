@@ -348,6 +348,16 @@ static void test_pause(const struct agent *a, pid_t pid)
 	nanosleep(&(struct timespec){ (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L }, NULL);
 }
 
+/* The wait before try TRIES + 1 of a target found stuck: doubling, bounded. */
+static double retry_delay(int tries)
+{
+	double d = AGENT_RETRY_FIRST_S;
+
+	while (--tries > 0 && d < AGENT_RETRY_MAX_S)
+		d *= 2;
+	return d < AGENT_RETRY_MAX_S ? d : AGENT_RETRY_MAX_S;
+}
+
 /*
  * Judges process PID (named COMM) into its record *P; false when it is to
  * be judged again (the agent was stopping).
@@ -394,6 +404,8 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		return true;
 	}
 	test_pause(a, pid);
+	plan.later_if_stuck = true;
+	plan.stop_wait_s = AGENT_STOP_WAIT_S;
 	plan.still_judged = still_the_rules;
 	plan.judged_ctx = &(struct judged){ a, r, "" };
 	memset(&res, 0, sizeof res);
@@ -419,6 +431,13 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		break;
 	case TARGET_NOT_DONE:
 		return false;   /* the agent is stopping */
+	case TARGET_LATER:
+		p->result = AGENT_WAITING;
+		snprintf(p->why, sizeof p->why, "%s", res.why);
+		p->retry_at = now_s() + retry_delay(++p->tries);
+		if (p->tries > 1)
+			return true;    /* said once, at its first try */
+		break;
 	case TARGET_ALREADY: case TARGET_NONE_MATCHED: case TARGET_ENDED:
 		return true;    /* nothing to say: as it should be, or gone */
 	}
@@ -489,6 +508,7 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 	struct proc_stat st;
 	struct agent_proc *p = find(a, known, pid);
 	bool execd;
+	int tries;
 
 	if (pid == getpid() || proc_stat_read(pid, &st) || (st.flags & PROC_PF_KTHREAD))
 		return true;    /* ours, ended (its record is not seen: forgotten), or a kernel thread */
@@ -500,12 +520,14 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 	if (stop_signal_pending(a->stops))
 		return false;
 	execd = p && p->start == st.starttime && (p->start_code != st.start_code || p->start_stack != st.start_stack);
+	/* The same program tried again (a stuck one): how often it was, for the backoff. */
+	tries = p && p->start == st.starttime && !execd && p->result == AGENT_WAITING ? p->tries : 0;
 	if (!p) {
 		a->procs = xgrow(a->procs, &a->cap, a->nprocs + 1, sizeof *a->procs);
 		p = &a->procs[a->nprocs++];
 	}
 	*p = (struct agent_proc){ .pid = pid, .start = st.starttime, .start_code = st.start_code,
-				  .start_stack = st.start_stack, .seen = true };
+				  .start_stack = st.start_stack, .seen = true, .tries = tries };
 	snprintf(p->comm, sizeof p->comm, "%s", st.comm);
 	if (execd)
 		look_at_exec(a, p);
@@ -618,12 +640,31 @@ void agent_events(struct agent *a)
 	forget_unseen(a);
 }
 
+/* The targets found stuck whose next try is due: judged again, each as a new one. */
+static void retry_due(struct agent *a)
+{
+	double now = now_s();
+	size_t known = a->nprocs;
+
+	for (size_t i = 0; i < known; i++) {
+		struct agent_proc *p = &a->procs[i];
+
+		if (p->result == AGENT_WAITING && p->retry_at <= now) {
+			p->stale = true;
+			if (!visit(a, known, p->pid))
+				break;
+		}
+	}
+	forget_unseen(a);
+}
+
 void agent_tick(struct agent *a)
 {
 	if (!a->active)
 		return;
 	if (a->events < 0 || a->events_lost || now_s() - a->last_scan >= AGENT_CHECK_SCAN_S)
 		agent_scan(a);
+	retry_due(a);
 	census_fresh(a, AGENT_CENSUS_S);
 }
 

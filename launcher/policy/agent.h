@@ -14,7 +14,7 @@
 #include "policy/policy.h"
 
 /* What a rule did to a process. */
-enum agent_result { AGENT_NONE, AGENT_ENABLED, AGENT_REFUSED, AGENT_DISABLED, AGENT_LEFT_ALONE };
+enum agent_result { AGENT_NONE, AGENT_ENABLED, AGENT_REFUSED, AGENT_DISABLED, AGENT_LEFT_ALONE, AGENT_WAITING };
 
 /* A process the agent has judged, while it lives. */
 struct agent_proc {
@@ -29,7 +29,9 @@ struct agent_proc {
 	char domain[96];                        /* its security domain (domain.h), when judged by a rule */
 	char rule[POLICY_NAME_MAX];             /* the rule that decided; "" none */
 	enum agent_result result;
-	char why[512];                          /* AGENT_REFUSED, AGENT_LEFT_ALONE: the reason */
+	char why[512];                          /* AGENT_REFUSED, AGENT_LEFT_ALONE, AGENT_WAITING: the reason */
+	int tries;                              /* AGENT_WAITING: attaches that found it stuck */
+	double retry_at;                        /* AGENT_WAITING: now_s() of the next try */
 };
 
 struct agent {
@@ -70,6 +72,16 @@ void agent_reload(struct agent *a);
 
 /* With process events, /proc is still scanned this often, for what they might miss (seconds). */
 #define AGENT_CHECK_SCAN_S 30
+
+/*
+ * No target may hold up the others, the tuner or the metrics: a thread in
+ * uninterruptible sleep (a vfork parent) is not seized, one that does not
+ * stop within AGENT_STOP_WAIT_S is let go, and each is tried again after
+ * AGENT_RETRY_FIRST_S, doubling up to AGENT_RETRY_MAX_S.
+ */
+#define AGENT_STOP_WAIT_S 0.25
+#define AGENT_RETRY_FIRST_S 0.5
+#define AGENT_RETRY_MAX_S 60.0
 
 /*
  * Judges every process of /proc not judged yet (new ones, and those that

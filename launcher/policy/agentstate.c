@@ -27,7 +27,7 @@
 
 static const char *const result_words[] = {
 	[AGENT_NONE] = "none", [AGENT_ENABLED] = "enabled", [AGENT_REFUSED] = "refused",
-	[AGENT_DISABLED] = "disabled", [AGENT_LEFT_ALONE] = "left-alone",
+	[AGENT_DISABLED] = "disabled", [AGENT_LEFT_ALONE] = "left-alone", [AGENT_WAITING] = "waiting",
 };
 
 /* Appends a line to the growing text *T (*LEN used, *CAP allocated). */
@@ -116,6 +116,7 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 		case AGENT_DISABLED: r->disabled++; break;
 		case AGENT_REFUSED: r->refused++; break;
 		case AGENT_LEFT_ALONE: r->left_alone++; break;
+		case AGENT_WAITING: r->waiting++; break;
 		case AGENT_NONE: break;
 		}
 	}

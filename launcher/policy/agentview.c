@@ -27,7 +27,7 @@ struct view_proc {
 
 struct view_rule {
 	const char *name, *matches, *action;
-	int enabled, disabled, refused, alone;
+	int enabled, disabled, refused, alone, waiting;
 	long long merged;                       /* pages, of those enabled */
 	long long profit;                       /* bytes, of those enabled; LLONG_MIN unknown (known.h) */
 	struct view_proc *procs;
@@ -105,6 +105,8 @@ static void add_proc(struct view *v, char **g)
 		r->disabled++;
 	} else if (!strcmp(g[4], "refused")) {
 		r->refused++;
+	} else if (!strcmp(g[4], "waiting")) {
+		r->waiting++;
 	} else {
 		r->alone++;
 	}
@@ -174,8 +176,11 @@ void agent_status_print(FILE *out)
 		const struct view_rule *r = &v.rules[i];
 
 		fprintf(out, "  rule %s: %s -> %s: %d enabled (merged %s, profit %s), %d disabled, %d refused, "
-			"%d left alone\n", r->name, r->matches, r->action, r->enabled, human_bytes(r->merged * page, false),
+			"%d left alone", r->name, r->matches, r->action, r->enabled, human_bytes(r->merged * page, false),
 			human_bytes(r->profit, false), r->disabled, r->refused, r->alone);
+		if (r->waiting)
+			fprintf(out, ", %d waiting (found stuck, tried again later)", r->waiting);
+		fputc('\n', out);
 		/* The refusals and those left alone, with why. */
 		for (size_t k = 0; k < r->nprocs; k++)
 			if (strcmp(r->procs[k].result, "enabled") && strcmp(r->procs[k].result, "disabled"))
@@ -223,6 +228,7 @@ void agent_status_json(struct jsonw *w)
 		jw_ll(w, "disabled", r->disabled);
 		jw_ll(w, "refused", r->refused);
 		jw_ll(w, "left_alone", r->alone);
+		jw_ll(w, "waiting", r->waiting);
 		jw_ll(w, "merged_bytes", r->merged * page);
 		jw_ll(w, "profit_bytes", r->profit);
 		jw_array(w, "processes");

@@ -96,7 +96,7 @@ static void test_format(void)
 
 	/* What groups_collect finds the pod's cgroup to name, kubelet having made it. */
 	cg_name_parse(POD_PATH, &g[2].names);
-	struct metrics_rule rules[2] = { { "php", 3, 0, 1, 0, 25 }, { "off\"x", 0, 2, 0, 1, 0 } };
+	struct metrics_rule rules[2] = { { "php", 3, 0, 1, 0, 0, 25 }, { "off\"x", 0, 2, 0, 1, 0, 0 } };
 	struct metrics_agent agent = { rules, 2, 1 };
 	/* A program's name as a hostile user could make it: quote, backslash, newline, not UTF-8. */
 	struct metrics_command cmd = { .command = "a\"b\\c\nd\xff", .file = "web.prom", .processes = 2, .merged_pages = 3,
