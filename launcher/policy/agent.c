@@ -238,24 +238,6 @@ static const char *still_the_rules(pid_t pid, void *ctx)
 	return j->why;
 }
 
-/* A process the agent enabled in another domain than DOMAIN, or NULL. */
-static const struct agent_proc *enabled_elsewhere(const struct agent *a, const char *domain)
-{
-	for (size_t i = 0; i < a->nprocs; i++)
-		if (a->procs[i].enabled && strcmp(a->procs[i].domain, domain))
-			return &a->procs[i];
-	return NULL;
-}
-
-/* Has the agent enabled a process in DOMAIN? */
-static bool enabled_in(const struct agent *a, const char *domain)
-{
-	for (size_t i = 0; i < a->nprocs; i++)
-		if (a->procs[i].enabled && !strcmp(a->procs[i].domain, domain))
-			return true;
-	return false;
-}
-
 /*
  * P, just enabled by rule R, is the first of its domain while another
  * domain has some (R accepts that, or it would have been refused): the
@@ -266,70 +248,12 @@ static void say_domain_joins(const struct agent *a, const struct policy_rule *r,
 {
 	const struct agent_proc *o;
 
-	if (!first_of_domain || !(o = enabled_elsewhere(a, p->domain)))
+	if (!first_of_domain || !(o = agent_enabled_elsewhere(a, p->domain)))
 		return;
 	logf_(a, "rule %s: warning: the memory the agent made mergeable spans security domains now: %s "
 	      "(process %d) and %s (process %d) at least, as cross-domain = yes accepts; a merged page is a "
 	      "timing side channel between their processes", r->name, printable(p->domain), (int)p->pid,
 	      printable(o->domain), (int)o->pid);
-}
-
-/* The census of the machine's mergeable processes, taken again when older than SECONDS. */
-static void census_fresh(struct agent *a, double seconds)
-{
-	struct census old = a->census;
-
-	if (now_s() - a->census.when < seconds)
-		return;
-	if (census_take(&a->census, getpid()) < 0) {
-		a->census = old;
-		return;
-	}
-	/* --status and the metrics say the domains: published again when they changed. */
-	if (old.n != a->census.n || old.more != a->census.more)
-		a->changed = true;
-	for (int i = 0; i < old.n && !a->changed; i++)
-		a->changed = strcmp(old.d[i].name, a->census.d[i].name) || old.d[i].procs != a->census.d[i].procs;
-}
-
-/*
- * Would enabling the process of F by rule R merge across security domains
- * without R accepting it?  Then why, in WHY.  *P gets F's domain.  What
- * merges is what the kernel finds mergeable, whoever made it so: a process
- * the agent enabled, one that enabled KSM itself, one that exec'd since
- * (census.h), seen as the kernel shows it at most a second ago, and what
- * the agent enabled since.
- */
-static bool mixes_domains(struct agent *a, const struct policy_rule *r, struct proc_facts *f,
-			  struct agent_proc *p, char *why, size_t len)
-{
-	const struct agent_proc *o;
-	const struct census_domain *c;
-
-	if (!domain_of_process(f, p->domain, sizeof p->domain)) {
-		snprintf(p->domain, sizeof p->domain, "unknown");
-		if (r->cross_domain)
-			return false;
-		snprintf(why, len, "its security domain cannot be told (its cgroup or user cannot be read)");
-		return true;
-	}
-	if (r->cross_domain)
-		return false;
-	if ((o = enabled_elsewhere(a, p->domain))) {
-		snprintf(why, len, "it would share merged pages with another security domain: it is in %s, "
-			 "process %d (enabled by the agent) in %s; cross-domain = yes in rule %s would accept that",
-			 printable(p->domain), (int)o->pid, printable(o->domain), r->name);
-		return true;
-	}
-	census_fresh(a, 1);
-	if ((c = census_other(&a->census, p->domain))) {
-		snprintf(why, len, "it would share merged pages with another security domain: it is in %s, "
-			 "process %d (mergeable, %d process%s in all) in %s; cross-domain = yes in rule %s would "
-			 "accept that", printable(p->domain), (int)c->example, c->procs, c->procs == 1 ? "" : "es",
-			 printable(c->name), r->name);
-		return true;
-	}
-	return false;
 }
 
 /*
@@ -385,7 +309,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
 		return true;
 	}
-	if (r->lib.mode != MODE_OFF && mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
+	if (r->lib.mode != MODE_OFF && agent_mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
 		if (!proc_running_since(p->pid, p->start))
 			return true;    /* its cgroup or user went with it: ended, not refused */
 		a->refused++;
@@ -395,7 +319,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	}
 	make_plan(a, r, pid, &plan, &sel);
 	/* Only a rule that accepts other domains can add one (else mixes_domains refused it): no scan for the rest. */
-	first_of_domain = r->cross_domain && !enabled_in(a, p->domain);
+	first_of_domain = r->cross_domain && !agent_enabled_in(a, p->domain);
 	if (already_merge_any(&plan, pid)) {
 		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
 		census_note(&a->census, p->domain, p->pid);
@@ -665,7 +589,7 @@ void agent_tick(struct agent *a)
 	if (a->events < 0 || a->events_lost || now_s() - a->last_scan >= AGENT_CHECK_SCAN_S)
 		agent_scan(a);
 	retry_due(a);
-	census_fresh(a, AGENT_CENSUS_S);
+	agent_census_fresh(a, AGENT_CENSUS_S);
 }
 
 bool agent_listening(const struct agent *a)

@@ -110,4 +110,23 @@ void agent_tick(struct agent *a);
 
 void agent_stop(struct agent *a);
 
+/*
+ * The security domains of what the agent makes mergeable (agentdomains.c):
+ * a merged page is a timing side channel between the processes that map it.
+ */
+/* A process the agent enabled in another domain than DOMAIN, or NULL. */
+const struct agent_proc *agent_enabled_elsewhere(const struct agent *a, const char *domain);
+/* Has the agent enabled a process in DOMAIN? */
+bool agent_enabled_in(const struct agent *a, const char *domain);
+/* The census of the machine's mergeable processes, taken again when older than SECONDS. */
+void agent_census_fresh(struct agent *a, double seconds);
+/*
+ * Would enabling the process of F by rule R merge across security domains
+ * without R accepting it?  Then why, in WHY.  *P gets F's domain.
+ */
+struct policy_rule;
+struct proc_facts;
+bool agent_mixes_domains(struct agent *a, const struct policy_rule *r, struct proc_facts *f,
+			 struct agent_proc *p, char *why, size_t len);
+
 #endif
