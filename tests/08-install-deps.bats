@@ -34,16 +34,14 @@ EOF
 
 teardown() { rm -rf "$FAKE"; }
 
-@test "install-deps: silent, fast and installing nothing when everything is there" {
-	local start end
-	start=$(date +%s%N)
+# Fast, too, as make check's first step (about 0.7 s here): a time is not
+# asserted, since a loaded machine makes any bound a race; it runs no
+# package manager, which is what would make it slow.
+@test "install-deps: silent and installing nothing when everything is there" {
 	run "$DEPS"
-	end=$(date +%s%N)
 	[ "$status" = 0 ]
 	[ -z "$output" ]
 	[ ! -e "$APT_LOG" ]
-	echo "took $(( (end - start) / 1000000 )) ms"
-	[ $(( (end - start) / 1000000 )) -lt 1000 ]
 }
 
 @test "install-deps: as root, a missing package: apt-get update, then install of that package only" {
