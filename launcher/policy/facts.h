@@ -33,7 +33,9 @@ struct proc_facts {
 	 * user's mount can put any program at any path, so there it counts
 	 * only when the file at EXE is the program (the same device and
 	 * inode), as the agent sees the path or, in a container that root
-	 * made (cgtrust.h), as the container does.
+	 * made (cgtrust.h), as the container does.  A mount namespace of the
+	 * agent's user namespace is root's: there the text counts (the host's
+	 * processes, seen by an agent in a container).
 	 */
 	bool exe_trusted;
 	int secure;                     /* secure execution (AT_SECURE): 1, 0, -1 unknown */
