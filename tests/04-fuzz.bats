@@ -9,6 +9,7 @@
 #
 #   KSMENABLE_FUZZ_BUILD    prebuilt harnesses (default: make fuzz-build into build/fuzz)
 #   KSMENABLE_FUZZ_SECONDS  seconds per harness (default 3)
+# ci: -
 
 load helpers
 

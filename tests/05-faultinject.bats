@@ -2,6 +2,7 @@
 # The fault injector itself: other tests trust it to play old kernels and
 # seccomp policies, so it must fail exactly the calls it is told to and
 # nothing else.
+# ci: asan
 
 load helpers
 bats_require_minimum_version 1.5.0

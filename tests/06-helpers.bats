@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The suite's own helpers, which every other file trusts: knobs saved and
 # restored whatever the advisor did, several workloads at once, settle_ksm.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -2,6 +2,7 @@
 # The build under test is the one the run says: sanitized in make
 # check-asan (the library and ksm-run instrumented, the runtime first in
 # PRELOAD, reports in files that fail the run), plain in make check.
+# ci: lock asan
 
 load helpers
 

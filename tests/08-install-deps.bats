@@ -2,6 +2,7 @@
 # tests/install-deps, the first step of make check and .ci/run.  A fake
 # apt-get records what it is asked and a fake requirement stands for a
 # missing package, so no real package is installed or removed.
+# ci: -
 
 load helpers
 

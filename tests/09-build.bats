@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # The build: install and uninstall, and the library's own symbols.
+# ci: asan
 
 load helpers
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # prctl mode: the whole process is mergeable and its pages really merge.
+# ci: lock asan guest
 
 load helpers
 

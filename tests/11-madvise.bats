@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # madvise mode: exactly the regions that the allow list selects, minus the
 # deny list, become mergeable (smaps VmFlags "mg"), and they really merge.
+# ci: lock asan guest
 
 load helpers
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # madvise mode: regions that appear after start are covered, within 2 s by
 # default: mmap at once (interposed), the rest by the rescan thread.
+# ci: lock asan
 
 load helpers
 

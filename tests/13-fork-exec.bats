@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Children: forked ones inherit the setting, executed ones load the library
 # again (unless KSM_ENABLE_INHERIT=0).
+# ci: lock asan guest
 
 load helpers
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # The musl build of the library, on musl-built test programs.
+# ci: lock asan
 
 load helpers
 

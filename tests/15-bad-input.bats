@@ -2,6 +2,7 @@
 # Every bad setting: one clear line naming the variable, the bad text and
 # what is accepted; nothing enabled; the program's exit status and stdout
 # unchanged.
+# ci: lock asan
 
 load helpers
 

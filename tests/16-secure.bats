@@ -2,6 +2,7 @@
 # Secure execution (AT_SECURE: setuid, setgid, file capabilities): the
 # environment is not trusted, so the library does nothing.  And without
 # root, the prctl still works: it needs no privilege.
+# ci: lock asan guest
 
 load helpers
 

@@ -3,6 +3,7 @@
 # program goes on with its exit status unchanged.  The library is preloaded
 # inside the filter (faultinject ... env LD_PRELOAD=...), so that the
 # injector itself does not load it.
+# ci: lock asan guest
 
 load helpers
 

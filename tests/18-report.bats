@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # KSM_ENABLE_REPORT: one JSON line per process at exit, read here by jq.
+# ci: lock asan guest
 
 load helpers
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The public API, the host program's view of the interposed calls, what the
 # library exports, and the documentation of every setting.
+# ci: lock asan guest
 
 load helpers
 

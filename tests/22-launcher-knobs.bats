@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # ksm-run: global knobs set, validated, written in order, and restored.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

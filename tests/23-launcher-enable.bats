@@ -2,6 +2,7 @@
 # ksm-run: which mechanism enables KSM in the command, and saying so.  On
 # a kernel without PR_SET_MEMORY_MERGE (before 6.4) the library advises
 # instead, and getmerge reads -1 (EINVAL) where nothing set the flag.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

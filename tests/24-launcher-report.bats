@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ksm-run: the report, checked against sysfs and /proc read directly, on a
 # workload that really merges.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

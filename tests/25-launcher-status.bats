@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # ksm-run --status: read-only, works without root.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
 # ksm-run: the default tuning policy, boost then a steady low rate.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

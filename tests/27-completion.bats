@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Shell completion for ksm-run: launcher/completion/ksm-run.bash (bash) and
 # launcher/completion/_ksm-run (zsh), against the ksm-run under test.
+# ci: asan
 
 load helpers
 

@@ -2,6 +2,7 @@
 # make demo: its workload (tests/progs/demo_workers) under ksm-run, and its
 # refusals.  The demo itself takes the suite's lock, so it is not run from
 # here (make check already holds that lock): its two parts are.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ksm-run --estimate: predictions on workloads of known duplicate structure,
 # checked against real KSM converging on the same workload.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # ksm-run --profile: merged memory by region class, and a recommended allow
 # list that keeps the savings when applied.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

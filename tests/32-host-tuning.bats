@@ -2,6 +2,7 @@
 # One tuner per machine, however many ksm-run: who tunes, the take-over
 # when the holder ends or is killed, the restore to the state from before
 # the first, a new command bringing the boost back.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

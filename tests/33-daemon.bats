@@ -2,6 +2,7 @@
 # ksm-run --daemon: the machine's tuner.  Its refusals, its stop by TERM
 # and by KILL (then --restore), the commands that run under it, its log,
 # and the systemd unit that ships with it.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

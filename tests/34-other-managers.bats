@@ -3,6 +3,7 @@
 # Debian's ksmtuned itself, beside ksm-run and beside the daemon.  ksm-run
 # says at once who changed what, names a manager it knows, and does not
 # fight (no write war) unless told to take over.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -3,6 +3,7 @@
 # what co-locating workloads would save (--combine, --matrix), checked
 # against --estimate of the union, against real KSM, against the full
 # figure for sampled fingerprints, and against the man page's SQL.
+# ci: lock asan
 
 load helpers
 load launcher_helpers

@@ -5,6 +5,7 @@
 # sandbox is built here from the unit's own lines (its capabilities, its
 # writable paths, a read-only tree, hidepid) and the system call filter is
 # checked against what the daemon calls under strace.
+# ci: lock asan
 
 load helpers
 load launcher_helpers

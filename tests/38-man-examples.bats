@@ -3,6 +3,7 @@
 # (a test program for the server, a cgroup of the test for the service),
 # each checked against what its paragraph says it does.  An example this
 # file does not know fails the test: a new one gets its check here.
+# ci: lock asan
 
 load helpers
 load launcher_helpers

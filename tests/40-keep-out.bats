@@ -2,6 +2,7 @@
 # What the program or the user kept out stays out, and secret-like memory
 # stays unmerged: judged by smaps VmFlags and by real merging, in madvise
 # mode, in prctl mode, through the API and across fork.
+# ci: lock asan guest
 
 load helpers
 

@@ -4,6 +4,7 @@
 # large static TLS, a reused descriptor 2, allocators under a sanitizer,
 # signal handlers that map memory and fork, and a stress of everything at
 # once.  The library must never break them.
+# ci: lock asan
 
 load helpers
 

@@ -5,6 +5,7 @@
 # real merging are read from outside; and the hostile cases: a seccomp
 # filter, a tracer, a target killed during the attach, a caller without
 # the right, a cgroup, 200 cycles, a Python process.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

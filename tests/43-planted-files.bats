@@ -5,6 +5,7 @@
 # link, a file of theirs): ksm-run writes none of them, says why, and exits
 # as ksm-run(1) says; whether the host protects links or not
 # (fs.protected_symlinks, fs.protected_hardlinks are set to 0 here).
+# ci: lock asan
 
 load helpers
 load launcher_helpers

@@ -4,6 +4,7 @@
 # that is not UTF-8 becomes U+FFFD (common/json.c, preload/core/utf8.c),
 # so that a strict decoder reads every --json output.  The JSON string
 # writer itself is fuzzed against a decoder of its own (tests/fuzz/fuzz_json.c).
+# ci: lock asan
 
 load helpers
 load launcher_helpers

@@ -5,6 +5,7 @@
 # registers, the next takes the tuning over when the tuner ends, --status
 # names a live tuner, and the last restores the knobs.  The instances run
 # in a mount namespace of their own, over a tmpfs of two pages.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

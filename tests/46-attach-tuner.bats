@@ -3,6 +3,7 @@
 # that leaves nothing running says when nothing will merge, and the memory
 # an attach adds reaches the machine's tuner as a new command's does.
 # Merging is measured on this test's own processes only (/proc/PID/ksm_stat).
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

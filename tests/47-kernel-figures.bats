@@ -5,6 +5,7 @@
 # kernel's, or computed by its formula and said to be; the kernel support
 # that --status lists, against the test's own probes.  Written for every
 # kernel from 6.1 on: tests/guest-run runs it on Debian 12's.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -3,6 +3,7 @@
 # program that execs a setuid one during the attach, a target in
 # uninterruptible sleep, one whose main thread has exited, and targets
 # that end while they are attached to.  The rest of --attach: tests/42.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

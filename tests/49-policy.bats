@@ -4,6 +4,7 @@
 # own, with drop-ins; a file or directory another user could have written
 # is refused, as sudo refuses a writable sudoers.  Nothing is applied and
 # no knob is touched.
+# ci: asan
 
 load helpers
 

@@ -5,6 +5,7 @@
 # an exec, takes a reloaded policy (and keeps its own when the new one is
 # wrong), leaves its own cgroup alone, and refuses a policy another user
 # could have written.  Real processes of the test's own, real attaches.
+# ci: lock asan guest
 
 load helpers
 load launcher_helpers

@@ -3,6 +3,7 @@
 # savings (the model of launcher/eval/scancost.c), and the host's scan cost
 # that real runs measure and keep (launcher/host/scancal.c), refused when
 # it was planted or is corrupt.
+# ci: lock asan
 
 load helpers
 load launcher_helpers

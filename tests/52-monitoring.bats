@@ -10,6 +10,7 @@
 # Linux 6.4) or under the daemon with a policy (ksmenable_rule_*).  A real
 # file of a command's ksm-run checks that reading: every name it holds is
 # among them.
+# ci: lock asan
 
 load helpers
 

@@ -13,6 +13,7 @@
 # under the root on the host.  Its /run is its own directory, so that what
 # ksm-run leaves there stays from one command to the next.  The demo sets
 # the host's KSM knobs: make check holds the suite's lock around it all.
+# ci: lock
 
 load helpers
 load launcher_helpers

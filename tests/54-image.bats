@@ -7,6 +7,7 @@
 # the metrics file, and restores the knobs when the container stops.
 # Podman's storage, state and configuration are this file's, under its
 # temporary directory, and its images and containers are removed at the end.
+# ci: lock
 
 load helpers
 load launcher_helpers

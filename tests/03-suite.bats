@@ -1,0 +1,126 @@
+#!/usr/bin/env bats
+# How the suite runs: each file's "# ci:" line (tests/helpers/ci-files) and
+# HACKING.md's table of what runs where, which it keeps true; and
+# tests/run-suite, which runs the files that touch the knobs holding the
+# lock and the others beside them, and names every failure, with its file
+# and output, before the closing line CI reads.  Fixture files of the
+# test's own; no knob is touched.
+# ci: -
+
+load helpers
+
+CI_FILES=$TOP/tests/helpers/ci-files
+
+# run_suite ARG...: tests/run-suite with the environment of a shell, not
+# the bats of this test's (the inner bats would read the outer one's
+# variables and functions, and its PATH leads to bats's internal entry),
+# and a lock of the test's own.
+run_suite() {
+	local path
+	path=$(tr : '\n' <<<"$PATH" | grep -v bats-core | paste -sd :)
+	env -i PATH="$path" HOME="$HOME" KSMENABLE_TESTS_LOCK="$BATS_TEST_TMPDIR/lock" "$TOP/tests/run-suite" "$@"
+}
+
+# A holder of the lock left by a failed test is let go.
+teardown() { [ -z "${HOLDER:-}" ] || pkill -KILL -P "$HOLDER" 2>/dev/null || true; }
+
+# A test's first word in a fixture, where bats would take "@test" at the
+# start of a line of this file for one of its own.
+T=@test
+
+# fixture NAME TAGS BODY: a test file NAME in the test's directory, with the
+# "# ci:" line TAGS and the bats text BODY after it.
+fixture() {
+	mkdir -p "$BATS_TEST_TMPDIR/t"
+	printf '#!/usr/bin/env bats\n# ci: %s\n\n%s\n' "$2" "$3" >"$BATS_TEST_TMPDIR/t/$1"
+}
+
+@test "every file has one valid '# ci:' line, and HACKING.md's table of what runs where is the files' own" {
+	run -0 "$CI_FILES" --check
+	run -0 "$CI_FILES" --table
+	local table=$output
+	run -0 sed -n '/^<!-- ci-files table: begin -->$/,/^<!-- ci-files table: end -->$/p' "$TOP/HACKING.md"
+	[ "${#lines[@]}" -gt 2 ]
+	diff <(printf '%s\n' "$table") <(printf '%s\n' "${lines[@]:1:${#lines[@]}-2}")
+	# make check-guest runs the files tagged guest, and all of them are in the suite.
+	run -0 make -s -C "$TOP" --no-print-directory -f Makefile print-guest-tests
+	[ "$output" = "$("$CI_FILES" guest | tr '\n' ' ' | sed 's/ $//')" ]
+}
+
+@test "ci-files refuses a missing line, a second one, an unknown tag and tags out of order, naming the file" {
+	fixture 01-none.bats '' "$T \"t\" { true; }"
+	sed -i '/^# ci:/d' "$BATS_TEST_TMPDIR/t/01-none.bats"
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -1 "$CI_FILES" --check
+	[[ $output == *"01-none.bats: not one '# ci:' line"* ]]
+	rm "$BATS_TEST_TMPDIR/t/01-none.bats"
+	fixture 02-two.bats 'lock' '# ci: asan'
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -1 "$CI_FILES" --check
+	[[ $output == *"02-two.bats: not one '# ci:' line"* ]]
+	rm "$BATS_TEST_TMPDIR/t/02-two.bats"
+	fixture 03-odd.bats 'lock kvm' ''
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -1 "$CI_FILES" --check
+	[[ $output == *"03-odd.bats: '# ci: lock kvm': unknown tag 'kvm'"* ]]
+	fixture 03-odd.bats 'guest lock' ''
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -1 "$CI_FILES" --check
+	[[ $output == *"03-odd.bats: '# ci: guest lock': the tags go in the order lock asan guest"* ]]
+	fixture 03-odd.bats 'lock guest' ''
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -0 "$CI_FILES" guest
+	[ "$output" = "$BATS_TEST_TMPDIR/t/03-odd.bats" ]
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -0 "$CI_FILES" '!lock'
+	[ -z "$output" ]
+}
+
+@test "run-suite names each failure with its file and output, and closes with 'NAME: N passed, N failed'" {
+	fixture 10-good.bats 'lock' "$T \"good one\" { true; }
+$T \"good two\" { true; }"
+	fixture 11-bad.bats '-' "$T \"bad one\" {
+	echo 'what the test printed'
+	[ 1 = 2 ]
+}
+$T \"good three\" { true; }"
+	run -1 run_suite --name trial --tap "$BATS_TEST_TMPDIR/all.tap" \
+		"$BATS_TEST_TMPDIR/t/10-good.bats" "$BATS_TEST_TMPDIR/t/11-bad.bats"
+	echo "$output"
+	[ "${lines[-1]}" = "trial: 3 passed, 1 failed" ]
+	[[ $output == *"== $BATS_TEST_TMPDIR/t/11-bad.bats: 1 ok, 1 not ok, took "*", exit status 1"* ]]
+	[[ $output == *"--- $BATS_TEST_TMPDIR/t/11-bad.bats: not ok 1 bad one"* ]]
+	# The failure's output follows its name, in the list of failures at the end.
+	run -0 sed -n '/^== trial: the failures$/,$p' <<<"$output"
+	[[ $output == *"# what the test printed"* ]]
+	[[ $output == *"in test file"*"11-bad.bats, line"* ]]
+	grep -q '^ok 2 good two' "$BATS_TEST_TMPDIR/all.tap"
+}
+
+@test "run-suite: a file whose run ends early with no failed test is named, and fails the run" {
+	# The file's bats is killed in its first test: the second never runs.
+	fixture 12-broken.bats '-' "$T \"kills its bats\" { kill -KILL \$PPID; }
+$T \"never runs\" { true; }"
+	run -1 run_suite --name trial "$BATS_TEST_TMPDIR/t/12-broken.bats"
+	echo "$output"
+	[[ $output == *"--- $BATS_TEST_TMPDIR/t/12-broken.bats: the run of this file ended with status 1 and no failed test"* ]]
+	[ "${lines[-1]}" = "trial: 1 passed, 1 failed" ]
+}
+
+@test "run-suite runs the files that need no lock while another run holds it, and waits for it with the others" {
+	local marks=$BATS_TEST_TMPDIR/marks fifo=$BATS_TEST_TMPDIR/release holder suite
+	fixture 20-free.bats '-' "$T \"free\" { echo free >>'$marks'; }"
+	fixture 21-locked.bats 'lock' "$T \"locked\" { echo locked >>'$marks'; }"
+	# Another run holds the lock until the test lets it go.
+	mkfifo "$fifo"
+	flock "$BATS_TEST_TMPDIR/lock" sh -c 'echo held; cat "$1" >/dev/null' sh "$fifo" >"$BATS_TEST_TMPDIR/holder" &
+	holder=$!
+	HOLDER=$holder
+	wait_until 10 grep -qx held "$BATS_TEST_TMPDIR/holder"
+	run_suite --name trial "$BATS_TEST_TMPDIR/t/20-free.bats" "$BATS_TEST_TMPDIR/t/21-locked.bats" \
+		>"$BATS_TEST_TMPDIR/out" 2>&1 &
+	suite=$!
+	wait_until 30 grep -q '^== .*20-free.bats: 1 ok' "$BATS_TEST_TMPDIR/out"
+	grep -q 'waiting for the lock on the KSM knobs' "$BATS_TEST_TMPDIR/out"
+	# The locked file has not run while the other holds the lock.
+	[ "$(cat "$marks")" = free ]
+	echo >"$fifo"
+	wait "$holder"
+	wait "$suite"
+	[ "$(sort "$marks" | tr '\n' ' ')" = "free locked " ]
+	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/out")" = "trial: 2 passed, 0 failed" ]
+}
