@@ -139,7 +139,7 @@ ksmenable-fake-file | file:/nonexistent/ksmenable | this test' run "$DEPS" --che
 	[ ! -e "$APT_LOG" ]
 }
 
-@test "install-deps: the table has every package the suite and .ci/run need, and .ci/run uses it" {
+@test "install-deps: the tables have every package the suite, the guest and .ci/run need, and .ci/run uses them" {
 	run "$DEPS" --list
 	[ "$status" = 0 ]
 	local p
@@ -147,6 +147,13 @@ ksmenable-fake-file | file:/nonexistent/ksmenable | this test' run "$DEPS" --che
 		libc6-dev clang libclang-rt-dev llvm make python3 binutils zsh bash-completion prometheus; do
 		grep -q "^$p " <<<"$output" || { echo "not in the table: $p"; return 1; }
 	done
-	grep -q '^tests/install-deps$' "$TOP/.ci/run"
+	grep -q 'tests/install-deps && tests/install-deps --guest' "$TOP/.ci/run"
 	! grep -q 'apt-get' "$TOP/.ci/run"
+	# What the guest of make check-guest needs: .ci/run installs it, make check does not.
+	run -0 "$DEPS" --guest --list
+	for p in qemu-system-x86 e2fsprogs xz-utils debootstrap git; do
+		grep -q "^$p " <<<"$output" || { echo "not in the guest's table: $p"; return 1; }
+	done
+	run -0 "$DEPS" --list
+	! grep -q '^qemu-system-x86 ' <<<"$output"
 }
