@@ -278,7 +278,9 @@ print-guest-tests:
 check-guest:
 	@tests/guest-run --timeout 2400 --tap $(O)/guest.tap --run \
 		'KSMENABLE_BUILD=build/cc tests/run-suite --no-lock --name guest $(GUEST_TESTS)'; \
-		st=$$?; tests/helpers/tap-summary guest $(O)/guest.tap; exit $$st
+		st=$$?; tests/helpers/tap-summary guest $(O)/guest.tap; \
+		[ $$st = 0 ] || { echo "guest: the command's status was $$st; the end of the guest's console:"; \
+			tail -n 15 $(O)/guest.tap.console; }; exit $$st
 
 # make bench's tuning comparison (ksm-run-bench's third part) on Debian 12's
 # 6.1 in a guest, with workers of dupmem (the guest has no numpy or Django);

@@ -124,3 +124,17 @@ $T \"never runs\" { true; }"
 	[ "$(sort "$marks" | tr '\n' ' ')" = "free locked " ]
 	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/out")" = "trial: 2 passed, 0 failed" ]
 }
+
+@test "run-suite --no-lock (a guest's knobs are its own) runs every file in turn, locked or not" {
+	local marks=$BATS_TEST_TMPDIR/marks
+	fixture 30-locked.bats 'lock' "$T \"locked\" { echo locked >>'$marks'; }"
+	fixture 31-also.bats 'lock guest' "$T \"also\" { echo also >>'$marks'; }"
+	run -0 run_suite --no-lock --name guest "$BATS_TEST_TMPDIR/t/30-locked.bats" "$BATS_TEST_TMPDIR/t/31-also.bats"
+	[ "${lines[-1]}" = "guest: 2 passed, 0 failed" ]
+	[ "$(tr '\n' ' ' <"$marks")" = "locked also " ]
+	# A run with no TAP at all is a failure too, said so.
+	: >"$BATS_TEST_TMPDIR/empty.tap"
+	run -1 "$TOP/tests/helpers/tap-summary" guest "$BATS_TEST_TMPDIR/empty.tap"
+	[[ $output == *"no test ran"* ]]
+	[ "${lines[-1]}" = "guest: 0 passed, 1 failed" ]
+}
