@@ -455,7 +455,7 @@ action = prctl"
 	requires prctl cmd:jq
 	local prom=$BATS_TEST_TMPDIR/ksmenable.prom
 	stage_for_nobody attachee
-	start_workload self -- "${NOBODY[@]}" env LD_PRELOAD="$NB_LIB" KSM_ENABLE_MODE=prctl "$NB_PROGS/attachee" sleep 30
+	start_workload self -- "${NOBODY[@]}" env LD_PRELOAD="${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}$NB_LIB" KSM_ENABLE_MODE=prctl "$NB_PROGS/attachee" sleep 30
 	merge_any_is "$(wl_pid self)" yes
 	start_workload roots -- "$(attachee)" sleep 30
 	policy "[rule root]
