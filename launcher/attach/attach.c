@@ -276,7 +276,7 @@ int attach_main(const struct attach_opts *o)
 
 	a.o = o;
 	make_plan(o, &plan, &sel);
-	if (targets_resolve(o->target, &a.targets, why, sizeof why))
+	if (targets_resolve(o->target, &a.targets, NULL, why, sizeof why))
 		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->target, why);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });

@@ -1,8 +1,9 @@
-/* targets.c - resolving --estimate=TARGET to a list of processes. */
+/* targets.c - resolving --estimate=TARGET and --attach=TARGET to a list of processes. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,14 +224,42 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int targets_resolve(const char *text, struct pid_list *out, char *why, size_t whylen)
+/* Sorted, each PID once. */
+static void sort_unique(struct pid_list *l)
+{
+	size_t i, kept = 0;
+
+	if (l->n > 1)
+		qsort(l->pids, l->n, sizeof *l->pids, cmp_pid);
+	for (i = 0; i < l->n; i++)
+		if (!kept || l->pids[kept - 1] != l->pids[i])
+			l->pids[kept++] = l->pids[i];
+	l->n = kept;
+}
+
+/*
+ * A PID given as such: into ABSENT when no process has it now.  kill's
+ * signal 0 checks that alone: ESRCH is "none", EPERM (another user's) is
+ * one, and a zombie or a thread's ID is one too (the attach says what
+ * they are).
+ */
+static void add_given_pid(struct pid_list *out, struct pid_list *absent, pid_t pid)
+{
+	if (absent && kill(pid, 0) < 0 && errno == ESRCH)
+		pid_list_add(absent, pid);
+	else
+		pid_list_add(out, pid);
+}
+
+int targets_resolve(const char *text, struct pid_list *out, struct pid_list *absent, char *why, size_t whylen)
 {
 	char *copy = strdup(text), *item, *next;
-	size_t i, kept = 0;
 	pid_t pid;
 	int ret = -1;
 
 	memset(out, 0, sizeof *out);
+	if (absent)
+		memset(absent, 0, sizeof *absent);
 	if (!copy) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
@@ -256,7 +285,7 @@ int targets_resolve(const char *text, struct pid_list *out, char *why, size_t wh
 			if (add_cgroup(out, item + 7, why, whylen) < 0)
 				goto out;
 		} else if (parse_pid(item, &pid) == 0) {
-			pid_list_add(out, pid);
+			add_given_pid(out, absent, pid);
 		} else if (item[strspn(item, "0123456789")] == '\0' && strspn(item, "0") < strlen(item)) {
 			/* A number, only too large to be anybody's PID. */
 			snprintf(why, whylen, "'%s': no such process (PIDs go up to %d at most)", item, PID_LIMIT);
@@ -266,20 +295,21 @@ int targets_resolve(const char *text, struct pid_list *out, char *why, size_t wh
 			goto out;
 		}
 	}
-	if (out->n > 1)
-		qsort(out->pids, out->n, sizeof *out->pids, cmp_pid);
-	for (i = 0; i < out->n; i++)
-		if (!kept || out->pids[kept - 1] != out->pids[i])
-			out->pids[kept++] = out->pids[i];
-	out->n = kept;
-	if (!out->n) {
+	sort_unique(out);
+	if (absent)
+		sort_unique(absent);
+	/* PIDs that no process has are the caller's to report: only a TARGET of nothing at all fails here. */
+	if (!out->n && !(absent && absent->n)) {
 		snprintf(why, whylen, "'%s' matches no process", text);
 		goto out;
 	}
 	ret = 0;
 out:
 	free(copy);
-	if (ret)
+	if (ret) {
 		pid_list_free(out);
+		if (absent)
+			pid_list_free(absent);
+	}
 	return ret;
 }

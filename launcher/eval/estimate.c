@@ -416,7 +416,7 @@ static int resolve_all(const struct estimate_opts *o, struct pid_list *pids)
 	for (i = 0; i < n; i++) {
 		const char *target = o->fp && o->fp->n ? o->fp->req[i].target : o->target;
 		struct pid_list l;
-		if (targets_resolve(target, &l, why, sizeof why) < 0) {
+		if (targets_resolve(target, &l, NULL, why, sizeof why) < 0) {
 			msg("--estimate=%s: %s", target, why);
 			pid_list_free(pids);
 			return -1;

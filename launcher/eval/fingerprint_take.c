@@ -166,7 +166,7 @@ static void mark_target(const struct est_result *r, const char *target, bool *in
 	char why[256];
 
 	memset(in, 0, r->nprocs * sizeof *in);
-	if (targets_resolve(target, &l, why, sizeof why) < 0)
+	if (targets_resolve(target, &l, NULL, why, sizeof why) < 0)
 		return;                 /* gone since: it holds nothing now */
 	for (size_t i = 0, k = 0; i < r->nprocs && k < l.n;) {
 		if (r->procs[i].pid == l.pids[k])

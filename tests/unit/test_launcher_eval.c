@@ -72,30 +72,41 @@ static void test_contents(void)
 
 static void test_targets(void)
 {
-	struct pid_list l;
+	struct pid_list l, absent;
 	char why[512], text[64];
 
 	snprintf(text, sizeof text, "%d,1,%d", (int)getppid(), (int)getppid());
-	CHECK(targets_resolve(text, &l, why, sizeof why) == 0 && l.n == 2 && l.pids[0] == 1 &&
+	CHECK(targets_resolve(text, &l, NULL, why, sizeof why) == 0 && l.n == 2 && l.pids[0] == 1 &&
 	      l.pids[1] == getppid());
 	pid_list_free(&l);
-	CHECK(targets_resolve("12x", &l, why, sizeof why) < 0 && strstr(why, "'12x': not a PID"));
-	CHECK(targets_resolve("99999999", &l, why, sizeof why) < 0 && strstr(why, "'99999999': no such process"));
-	CHECK(targets_resolve("0", &l, why, sizeof why) < 0 && strstr(why, "'0': not a PID"));
-	CHECK(targets_resolve("1,,2", &l, why, sizeof why) < 0 && strstr(why, "empty item"));
-	CHECK(targets_resolve("0", &l, why, sizeof why) < 0);
-	CHECK(targets_resolve("-3", &l, why, sizeof why) < 0);
-	CHECK(targets_resolve("cgroup:", &l, why, sizeof why) < 0 && strstr(why, "needs a PATH"));
-	CHECK(targets_resolve("cgroup:../x", &l, why, sizeof why) < 0 && strstr(why, "'..'"));
-	CHECK(targets_resolve("cgroup:/no/such/cgroup", &l, why, sizeof why) < 0 &&
+	CHECK(targets_resolve("12x", &l, NULL, why, sizeof why) < 0 && strstr(why, "'12x': not a PID"));
+	CHECK(targets_resolve("99999999", &l, NULL, why, sizeof why) < 0 && strstr(why, "'99999999': no such process"));
+	CHECK(targets_resolve("0", &l, NULL, why, sizeof why) < 0 && strstr(why, "'0': not a PID"));
+	CHECK(targets_resolve("1,,2", &l, NULL, why, sizeof why) < 0 && strstr(why, "empty item"));
+	CHECK(targets_resolve("0", &l, NULL, why, sizeof why) < 0);
+	CHECK(targets_resolve("-3", &l, NULL, why, sizeof why) < 0);
+	CHECK(targets_resolve("cgroup:", &l, NULL, why, sizeof why) < 0 && strstr(why, "needs a PATH"));
+	CHECK(targets_resolve("cgroup:../x", &l, NULL, why, sizeof why) < 0 && strstr(why, "'..'"));
+	CHECK(targets_resolve("cgroup:/no/such/cgroup", &l, NULL, why, sizeof why) < 0 &&
 	      strstr(why, "no such cgroup"));
-	CHECK(targets_resolve("cgroup:no-such-ksmenable-group", &l, why, sizeof why) < 0 &&
+	CHECK(targets_resolve("cgroup:no-such-ksmenable-group", &l, NULL, why, sizeof why) < 0 &&
 	      strstr(why, "not found in any mounted cgroup hierarchy"));
 	/* The largest PID the kernel allows, surely not running: no process. */
-	CHECK(targets_resolve("4194304", &l, why, sizeof why) == 0 && l.n == 1);
+	CHECK(targets_resolve("4194304", &l, NULL, why, sizeof why) == 0 && l.n == 1);
 	pid_list_free(&l);
-	CHECK(targets_resolve("4194305", &l, why, sizeof why) < 0);
-	CHECK(targets_resolve("all", &l, why, sizeof why) == 0 && l.n >= 1);
+	CHECK(targets_resolve("4194305", &l, NULL, why, sizeof why) < 0);
+	/* Asked apart (--attach): a PID no process has, beside one that runs, repeated. */
+	snprintf(text, sizeof text, "4194304,%d,4194304", (int)getppid());
+	CHECK(targets_resolve(text, &l, &absent, why, sizeof why) == 0 && l.n == 1 && l.pids[0] == getppid() &&
+	      absent.n == 1 && absent.pids[0] == 4194304);
+	pid_list_free(&l);
+	pid_list_free(&absent);
+	/* Alone: no error here (the caller names it), both lists as they are. */
+	CHECK(targets_resolve("4194304", &l, &absent, why, sizeof why) == 0 && l.n == 0 && absent.n == 1);
+	pid_list_free(&l);
+	pid_list_free(&absent);
+	CHECK(targets_resolve("12x", &l, &absent, why, sizeof why) < 0 && !absent.pids && !l.pids);
+	CHECK(targets_resolve("all", &l, NULL, why, sizeof why) == 0 && l.n >= 1);
 	for (size_t i = 0; i < l.n; i++)
 		CHECK(l.pids[i] != getpid() && (i == 0 || l.pids[i - 1] < l.pids[i]));
 	pid_list_free(&l);
