@@ -127,43 +127,62 @@ stage_suid_probe() {
 }
 
 # Processes that end during the attach, as under pgbench -C: 20 children
-# at a time, each living a random 0-20 (then 0-100) ms.  Every target is
-# enabled, already so, or ended: never "a kernel thread" or "not permitted"
-# (the audit's reasons for exiting processes), and the run exits 0.  The
-# lists and the outputs go through files, and each run is bounded, so that
-# nothing here can wait on a pipe that a churning process holds.
+# at a time, each living a random 0-20 (then 0-100) ms, named by their
+# cgroup or by a list of their PIDs.  Every target is enabled, already so,
+# or ended: never "a kernel thread" or "not permitted" (the audit's reasons
+# for exiting processes), and the run exits 0.  Only a listed child gone
+# before ksm-run looked (between the list and its start) is a PID that
+# names nothing, "no such process": that alone makes it exit 1, naming it.
+# The lists and the outputs go through files, and each run is bounded, so
+# that nothing here can wait on a pipe that a churning process holds.
 @test "targets that end during the attach are 'ended', not refused, and do not fail the run" {
-	local i list=$BATS_TEST_TMPDIR/list out=$BATS_TEST_TMPDIR/out ended=0 life json
+	local i list=$BATS_TEST_TMPDIR/list out=$BATS_TEST_TMPDIR/out ended=0 gone=0 life json rc absent
 	echo 1 >"$KSM/run"      # ksmd runs: the output is the targets' lines alone
+	make_cgroup churn
 	for life in 20 100; do
-		start_workload -- "$(awkward)" churn $life
+		start_workload -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(awkward)" churn $life
 		for ((i = 0; i < 20; i++)); do
-			cat "/proc/$WL_PID/task/"*/children 2>/dev/null | tr ' ' '\n' | grep . | paste -sd, >"$list" || true
-			[ -s "$list" ] || continue
+			if [ $((i / 2 % 2)) = 0 ]; then
+				echo "cgroup:$CG_DIR" >"$list"
+			else
+				cat "/proc/$WL_PID/task/"*/children 2>/dev/null | tr ' ' '\n' | grep . | paste -sd, >"$list" || true
+				[ -s "$list" ] || continue
+			fi
 			json=
 			[ $((i % 2)) = 1 ] || json=--json
-			# stderr apart: "none of the targets exists" may follow the JSON.
-			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" $(attach_form) --no-wait $json >"$out" 2>"$out.err" 3>&- ||
-				{ echo "round $i: exit $?: $(cat "$out" "$out.err")" >&2; return 1; }
+			# stderr apart: the line naming the PIDs of no process follows the JSON.
+			rc=0
+			timeout 60 "$KSM_RUN" --attach="$(cat "$list")" $(attach_form) --no-wait $json >"$out" 2>"$out.err" 3>&- || rc=$?
 			if grep -q 'kernel thread\|not permitted\|: refused' "$out" "$out.err"; then
 				cat "$out" "$out.err" >&2
 				return 1
 			fi
 			if [ -n "$json" ]; then
-				jq -e '.refused == 0 and .handled + .ended == (.targets | length)
+				jq -e '.refused == 0 and .handled + .ended + .absent == (.targets | length)
 					and all(.targets[]; .result == "enabled" or .result == "already enabled"
-						or (.result == "ended" and .reason == null))' "$out" >/dev/null ||
+						or (.result == "ended" and .reason == null)
+						or (.result == "absent" and .reason == "no such process"))' "$out" >/dev/null ||
 					{ cat "$out" >&2; return 1; }
 				ended=$((ended + $(jq '.ended' "$out")))
+				absent=$(jq -r '[.targets[] | select(.result == "absent") | .pid | tostring] | join(", ")' "$out")
 			else
 				if grep -v ': enabled, \|: already enabled\|: ended\|^[0-9]*: no such process$' "$out"; then
 					return 1
 				fi
-				ended=$((ended + $(grep -c ': ended\|: no such process' "$out" || true)))
+				ended=$((ended + $(grep -c ': ended' "$out" || true)))
+				absent=$(sed -n 's/^\([0-9]*\): no such process$/\1/p' "$out" | paste -sd, | sed 's/,/, /g')
+			fi
+			# 1 exactly when some PID named no process, and those are the ones said.
+			if [ -n "$absent" ]; then
+				gone=$((gone + 1))
+				[ "$rc" = 1 ] && grep -q -- "--attach: no such process: $absent (nothing was done to" "$out.err" ||
+					{ echo "round $i: exit $rc, absent $absent: $(cat "$out" "$out.err")" >&2; return 1; }
+			else
+				[ "$rc" = 0 ] || { echo "round $i: exit $rc: $(cat "$out" "$out.err")" >&2; return 1; }
 			fi
 		done
 		stop_workload
 	done
-	echo "targets ended during the attach: $ended" >&3
+	echo "targets ended during the attach: $ended; runs given a PID gone before ksm-run looked: $gone" >&3
 	[ "$ended" -gt 0 ]
 }

@@ -51,7 +51,9 @@ struct attach_run {
 	pid_t *handled;                 /* the targets enabled or already so */
 	int nhandled, nrefused, nended, nnot_done;
 	int nunmatched;                 /* madvise form: no region matched the selection */
-	int nabsent;                    /* ended before they could be pinned: no such process */
+	struct pid_list absent;         /* PIDs given that no process had at resolution: in targets too */
+	int nabsent;                    /* those: a failure, as kill(1)'s of a PID that names nothing */
+	int nunreached;                 /* there at resolution, ended before they could be pinned: no failure */
 	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
 	struct host_tuner host;
 	struct sampler s;
@@ -63,6 +65,8 @@ struct attach_run {
 /* The JSON result: one word each. */
 static const char *result_word(const struct target_result *r, bool disable)
 {
+	if (r->outcome == TARGET_ABSENT)
+		return "absent";
 	return r->outcome == TARGET_NONE_MATCHED ? "unmatched" : target_outcome_word(r, disable);
 }
 
@@ -90,7 +94,8 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		jw_ll(&w, "pid", r->pid);
 		jw_string(&w, "comm", r->comm);
 		jw_string(&w, "result", result_word(r, p->disable));
-		jw_string(&w, "reason", r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE ? r->why : NULL);
+		jw_string(&w, "reason", r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE ||
+			  r->outcome == TARGET_ABSENT ? r->why : NULL);
 		jw_ll(&w, "thread", r->tid);
 		jw_fixed(&w, "stopped_ms", r->stopped_s * 1e3, 3, false);
 		jw_ll(&w, "stops", r->stops);
@@ -109,6 +114,7 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 	jw_ll(&w, "unmatched", a->nunmatched);
 	jw_ll(&w, "ended", a->nended);
 	jw_ll(&w, "not_done", a->nnot_done);
+	jw_ll(&w, "absent", a->nabsent);
 	jw_finish(&w);
 }
 
@@ -161,6 +167,78 @@ static void list_add(struct attach_run *a, const struct target_result *r)
 	a->list_len += (size_t)n;
 }
 
+static int cmp_pid(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The PIDs given that named no process join the targets, in their order,
+ * so that each has its line (and its place in the JSON) like the others.
+ */
+static void join_absent(struct attach_run *a)
+{
+	size_t n = a->targets.n + a->absent.n;
+
+	if (!a->absent.n)
+		return;
+	a->targets.pids = xgrow(a->targets.pids, &a->targets.cap, n, sizeof *a->targets.pids);
+	memcpy(a->targets.pids + a->targets.n, a->absent.pids, a->absent.n * sizeof *a->absent.pids);
+	a->targets.n = n;
+	qsort(a->targets.pids, n, sizeof *a->targets.pids, cmp_pid);
+}
+
+/* PID named no process when the targets were resolved: it is not looked for again. */
+static bool was_absent(const struct attach_run *a, pid_t pid, struct target_result *r)
+{
+	if (!a->absent.n || !bsearch(&pid, a->absent.pids, a->absent.n, sizeof pid, cmp_pid))
+		return false;
+	memset(r, 0, sizeof *r);
+	r->pid = pid;
+	r->outcome = TARGET_ABSENT;
+	r->merge_any = r->mergeable = -1;
+	snprintf(r->comm, sizeof r->comm, "?");
+	snprintf(r->why, sizeof r->why, "no such process");
+	return true;
+}
+
+/* "1234, 1240": the PIDs that named no process, for the message at the end. */
+static char *absent_list(const struct attach_run *a)
+{
+	size_t cap = 0, len = 0;
+	char *s = NULL, item[24];
+
+	for (size_t i = 0; i < a->absent.n; i++) {
+		int n = snprintf(item, sizeof item, "%s%d", i ? ", " : "", (int)a->absent.pids[i]);
+
+		s = xgrow(s, &cap, len + (size_t)n + 1, 1);
+		memcpy(s + len, item, (size_t)n + 1);
+		len += (size_t)n;
+	}
+	return s;
+}
+
+/*
+ * Said at once, not after the targets are followed: the PIDs that named no
+ * process (a failure), or that every target ended before it was reached
+ * (found then, so no failure: a churning service's workers end at any
+ * time, as they do during the attach).
+ */
+static void say_absent(const struct attach_run *a, bool disable)
+{
+	if (a->nabsent) {
+		char *list = absent_list(a);
+
+		msg("--%s: no such process: %s (nothing was done to %s)", disable ? "detach" : "attach",
+		    list, a->nabsent == 1 ? "it" : "them");
+		free(list);
+	} else if (a->nunreached == (int)a->targets.n) {
+		msg("--%s: every target ended before it was reached (nothing was done)", disable ? "detach" : "attach");
+	}
+}
+
 /*
  * Each target in turn, with every signal blocked (SIGCHLD is how a stop is
  * awaited: inject.h); INT and TERM stay pending and end the attach between
@@ -180,10 +258,12 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 
-		target_apply_alone(a->targets.pids[i], p, r);
+		if (!was_absent(a, a->targets.pids[i], r))
+			target_apply_alone(a->targets.pids[i], p, r);
 		switch (r->outcome) {
 		case TARGET_REFUSED: case TARGET_LATER: a->nrefused++; break;  /* --attach never asks for later */
-		case TARGET_ENDED: a->nended++; a->nabsent += !r->tid; break;
+		case TARGET_ABSENT: a->nabsent++; break;
+		case TARGET_ENDED: a->nended++; a->nunreached += !r->tid; break;
 		case TARGET_NOT_DONE: a->nnot_done++; break;
 		case TARGET_NONE_MATCHED: a->nunmatched++; break;  /* left alone, not followed, not a refusal */
 		case TARGET_DONE:
@@ -202,6 +282,7 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 	if (a->o->json)
 		print_json(a, p);
 	fflush(stdout);
+	say_absent(a, p->disable);
 }
 
 static bool any_alive(const struct attach_run *a)
@@ -276,8 +357,9 @@ int attach_main(const struct attach_opts *o)
 
 	a.o = o;
 	make_plan(o, &plan, &sel);
-	if (targets_resolve(o->target, &a.targets, NULL, why, sizeof why))
+	if (targets_resolve(o->target, &a.targets, &a.absent, why, sizeof why))
 		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->target, why);
+	join_absent(&a);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	plan.stops = &stops;
@@ -317,11 +399,9 @@ int attach_main(const struct attach_opts *o)
 	if (a.stopped_by)
 		return 128 + a.stopped_by;
 	/*
-	 * A target gone before it was pinned ended like one gone during the
-	 * attach, which is no failure (a churning service's workers end at any
-	 * time); a list of which none exists is likely a mistake: said so.
+	 * A PID that named no process when ksm-run looked is a failure, as in
+	 * kill(1), renice(1) and taskset(1): a mistyped or stale PID must not
+	 * pass for done (said when the targets were handled: say_absent).
 	 */
-	if (a.nabsent == (int)a.targets.n)
-		msg("--%s: none of the targets exists (nothing was done)", plan.disable ? "detach" : "attach");
-	return a.nrefused ? 1 : 0;
+	return a.nrefused || a.nabsent ? 1 : 0;
 }

@@ -25,7 +25,10 @@ struct attach_opts {
 	struct tuning_request tuning;   /* the knobs, --keep-knobs, --strict... */
 };
 
-/* 0 when every target was handled, 1 when some were refused (125 before: options.c). */
+/*
+ * 0 when every target was handled (or ended), 1 when some were refused or
+ * a PID given named no process (125 before: options.c).
+ */
 int attach_main(const struct attach_opts *o);
 
 #endif

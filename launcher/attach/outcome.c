@@ -43,6 +43,7 @@ const char *target_outcome_word(const struct target_result *r, bool disable)
 	case TARGET_ENDED: return "ended";
 	case TARGET_NOT_DONE: return "not done";
 	case TARGET_LATER: return "not now";
+	case TARGET_ABSENT: return "no such process";
 	case TARGET_REFUSED: break;
 	}
 	return "refused";
@@ -56,8 +57,13 @@ static const char *yes_no(int v)
 void target_result_line(const struct target_result *r, const struct target_plan *p, char *buf, size_t len)
 {
 	buf[0] = '\0';
+	if (r->outcome == TARGET_ABSENT) {
+		text_appendf(buf, len, "%d: no such process", (int)r->pid);
+		return;
+	}
 	if (r->outcome == TARGET_ENDED && !r->tid) {
-		text_appendf(buf, len, "%d: no such process", (int)r->pid);     /* gone before it could be pinned */
+		/* There when the targets were resolved, gone before it could be pinned. */
+		text_appendf(buf, len, "%d: ended before it was reached", (int)r->pid);
 		return;
 	}
 	/* Its name is its own to choose (PR_SET_NAME): escaped, like every name from outside. */

@@ -20,6 +20,7 @@ enum target_outcome {
 	TARGET_ENDED,                   /* it ended before or during the attach: not a refusal */
 	TARGET_NOT_DONE,                /* a stop signal came first: left alone; see why */
 	TARGET_LATER,                   /* later_if_stuck: its thread would not stop now; see why */
+	TARGET_ABSENT,                  /* a PID that no process had when the targets were resolved: a failure */
 };
 
 struct target_plan {

@@ -363,6 +363,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 			return true;    /* said once, at its first try */
 		break;
 	case TARGET_ALREADY: case TARGET_NONE_MATCHED: case TARGET_ENDED:
+	case TARGET_ABSENT:     /* never here: the agent's processes are found, not given */
 		return true;    /* nothing to say: as it should be, or gone */
 	}
 	target_result_line(&res, &plan, line, sizeof line);
