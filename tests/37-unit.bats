@@ -3,8 +3,8 @@
 # its hardening as systemd-analyze rates it, and the daemon alive inside
 # that hardening.  systemd is not PID 1 on the test machines, so the
 # sandbox is built here from the unit's own lines (its capabilities, its
-# writable paths, a read-only tree, hidepid) and the system call filter is
-# checked against what the daemon calls under strace.
+# writable paths, a read-only tree, hidepid, RestrictRealtime=) and the
+# system call filter is checked against what the daemon calls under strace.
 # ci: lock asan
 
 load helpers
@@ -72,12 +72,17 @@ EXPOSURE_MAX=2.1
 # no new privileges, every mount read-only (ProtectSystem=strict,
 # ProtectKernelTunables=) except the unit's ReadWritePaths=,
 # RuntimeDirectory= and StateDirectory= (made here as systemd makes them),
-# and /proc mounted again with ProtectProc='s hidepid.
+# /proc mounted again with ProtectProc='s hidepid, and with
+# RestrictRealtime=yes systemd's filter of real-time policies
+# (tests/progs/restrictrt.c).
 # TEXTFILES, if set, stands for node_exporter's directory; the directories
 # in SANDBOX_RW stay writable too (strace's logs).
 unit_sandbox() {
-	local unit caps rw=() p
+	local unit caps rw=() p rt=()
 	unit=$(make_unit)
+	case $(unit_values "$unit" RestrictRealtime | tail -n 1) in
+	yes | true | on | 1) rt=("$PROGS/restrictrt") ;;
+	esac
 	caps=$(unit_values "$unit" CapabilityBoundingSet | tr 'A-Z ' 'a-z,' | sed 's/cap_/+/g')
 	for p in $(unit_values "$unit" RuntimeDirectory); do
 		mkdir -p -m 0755 "/run/$p"
@@ -112,7 +117,7 @@ unit_sandbox() {
 		shift
 		mount -t proc -o hidepid="$hidepid" proc /proc
 		exec setpriv --bounding-set=-all,"$caps" --inh-caps=-all --no-new-privs -- "$@"
-	' sh "$(unit_values "$unit" ProtectProc)" "$caps" "${rw[@]}" --)
+	' sh "$(unit_values "$unit" ProtectProc)" "$caps" "${rw[@]}" -- "${rt[@]}")
 }
 
 # The unit's ExecStart= as words, for "$@", with TEXTFILES for node_exporter's directory.
@@ -149,17 +154,28 @@ syscall_group() {
 		done
 }
 
+# The system calls of the words W..., groups expanded, sorted.
+syscall_words() {
+	local w
+	for w; do case $w in @*) syscall_group "$w" ;; *) echo "$w" ;; esac; done | sort -u
+}
+
 # What the unit's SystemCallFilter= lines let through, one name a line.
+# As systemd.exec(5) says: the first line (an allow list here) sets the
+# default, then each line in turn adds its calls (an allow line) or takes
+# them away (a ~ line), so that a later line can allow again one call of a
+# group an earlier one denied.
 unit_allowed_syscalls() {
-	local line w allow=() deny=()
+	local line allowed=""
 	while read -r line; do
 		case $line in
-		'~'*) for w in ${line#\~}; do deny+=("$w"); done ;;
-		*) for w in $line; do allow+=("$w"); done ;;
+		'~'*) # shellcheck disable=SC2086 # the words of the line
+			allowed=$(comm -23 <(echo "$allowed") <(syscall_words ${line#\~})) ;;
+		*) # shellcheck disable=SC2086
+			allowed=$( (echo "$allowed"; syscall_words $line) | sort -u) ;;
 		esac
 	done < <(unit_values "$(make_unit)" SystemCallFilter)
-	comm -23 <(for w in "${allow[@]}"; do case $w in @*) syscall_group "$w" ;; *) echo "$w" ;; esac; done | sort -u) \
-		<(for w in "${deny[@]}"; do case $w in @*) syscall_group "$w" ;; *) echo "$w" ;; esac; done | sort -u)
+	grep . <<<"$allowed"
 }
 
 @test "the unit's sandbox: the daemon tunes, sees another user's process, writes the metrics, restores; every call passes the filter" {
