@@ -127,7 +127,6 @@ static void make_plan(const struct attach_opts *o, struct target_plan *p, struct
 	selection_of_config(sel, o->lib);
 	p->sel = sel;
 	p->stop_budget_s = o->stop_budget;
-	p->raise_tracer = true;
 }
 
 /*

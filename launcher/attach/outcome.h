@@ -36,9 +36,6 @@ struct target_plan {
 	 * target holds up the others.
 	 */
 	bool later_if_stuck;
-	/* Raise ksm-run's tracing thread for each stop (stopprio.h): --attach's,
-	 * not the agent's, whose unit forbids real-time scheduling. */
-	bool raise_tracer;
 	const sigset_t *stops;          /* pending, they end the attach between stops; or NULL */
 	/*
 	 * What the caller judged besides the pin (the agent's rule: its
@@ -63,6 +60,7 @@ struct target_result {
 	unsigned long long bytes;       /* their size, as read back */
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
+	int raise_refused;              /* the errno of a stop's raise refused (stopprio.h), else 0 */
 	bool died_in_call;              /* in (or of) a call made for us: a refusal */
 };
 

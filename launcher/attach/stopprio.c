@@ -21,6 +21,11 @@
  * unprivileged thread (RLIMIT_RTPRIO) could not clear it on the way back,
  * and nothing forks in a stop.  The target's priority is never touched:
  * it is not ours to change, and it runs between the stops as it always did.
+ *
+ * The daemon's agent raises its stops too: its unit grants CAP_SYS_NICE,
+ * lets sched_setscheduler through its filter and has RestrictRealtime=no
+ * for this alone (launcher/systemd/ksmenable.service.in says why); where
+ * the raise is refused all the same, the agent logs it once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -79,11 +84,18 @@ void stopprio_raise_as(struct stopprio *sp, enum stopprio_kind kind)
 	if (kind == STOPPRIO_NONE || sp->policy < 0 || (sp->nice == -1 && errno) ||
 	    sched_getparam(0, &sp->param) || realtime(sp->policy))
 		goto out;
-	if (kind == STOPPRIO_FIFO && sched_setscheduler(0, SCHED_FIFO, &fifo) == 0)
-		sp->raised = STOPPRIO_FIFO;
-	else if (kind == STOPPRIO_NICE && sp->nice > NICE_RAISED && setpriority(PRIO_PROCESS, 0, NICE_RAISED) == 0)
-		sp->raised = STOPPRIO_NICE;
-	/* Else not permitted (EPERM): it runs as it did, which is no harm. */
+	/* Not permitted (EPERM): it runs as it did, which is no harm; the caller may say so. */
+	if (kind == STOPPRIO_FIFO) {
+		if (sched_setscheduler(0, SCHED_FIFO, &fifo) == 0)
+			sp->raised = STOPPRIO_FIFO;
+		else
+			sp->refused = errno;
+	} else if (sp->nice > NICE_RAISED) {
+		if (setpriority(PRIO_PROCESS, 0, NICE_RAISED) == 0)
+			sp->raised = STOPPRIO_NICE;
+		else
+			sp->refused = errno;
+	}
 out:
 	errno = saved_errno;
 }

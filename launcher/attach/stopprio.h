@@ -4,7 +4,8 @@
  * put back as it was once the target is let go, so that a busy host's other
  * work does not stand between a stop and the tracer that ends it.  The
  * calling thread only, never the target; when not permitted, nothing
- * changes and nothing is said.
+ * changes and nothing is said here (the caller may: the daemon's agent
+ * logs it once, its unit being meant to allow it).
  */
 #ifndef KSMRUN_STOPPRIO_H
 #define KSMRUN_STOPPRIO_H
@@ -22,6 +23,7 @@ enum stopprio_kind {
 /* What the thread was before the raise, to be put back. */
 struct stopprio {
 	enum stopprio_kind raised;      /* what was done; STOPPRIO_NONE: nothing to put back */
+	int refused;                    /* the errno of a raise refused (EPERM; EACCES for nice), else 0 */
 	int policy;                     /* sched_getscheduler(), SCHED_RESET_ON_FORK included */
 	struct sched_param param;
 	int nice;

@@ -480,8 +480,8 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		/* Between stops, INT and TERM end the attach. */
 		if (stops_interrupted(plan, r))
 			break;
-		if (plan->raise_tracer)
-			stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
+		stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
+		r->raise_refused = r->raise_refused ? r->raise_refused : prio.refused;
 		if ((err = inject_begin(&e.in, r->tid, plan->stop_wait_s, r->why, sizeof r->why))) {
 			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */

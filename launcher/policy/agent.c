@@ -338,6 +338,13 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	target_apply_alone(pid, &plan, &res);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* The unit allows the raise; a sandbox of another making (a container, a drop-in) may not. */
+	if (res.raise_refused && !a->said_not_raised) {
+		a->said_not_raised = true;
+		logf_(a, "stops are not raised (SCHED_FIFO: %s): on a busy host a target may stay stopped longer "
+		      "than its 10 ms budget; the raise needs CAP_SYS_NICE, sched_setscheduler allowed and "
+		      "RestrictRealtime=no (ksm-run(1), ATTACH)", strerror(res.raise_refused));
+	}
 	/* Enabled now or before: its memory is mergeable, in its domain. */
 	p->enabled = !plan.disable && (res.outcome == TARGET_DONE || res.outcome == TARGET_ALREADY);
 	p->result = p->enabled ? AGENT_ENABLED : plan.disable ? AGENT_DISABLED : AGENT_NONE;

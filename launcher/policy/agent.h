@@ -53,6 +53,7 @@ struct agent {
 	/* How many processes each outcome had, since the start. */
 	unsigned long enabled, detached, refused;
 	bool changed;                   /* since the last agent_publish() */
+	bool said_not_raised;           /* a stop's raise was refused, and logged (once) */
 };
 
 /*

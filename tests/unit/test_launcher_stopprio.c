@@ -70,6 +70,8 @@ static void *one_case(void *arg)
 	stopprio_raise_as(&sp, c->kind);
 	CHECK(errno == 1234);           /* kept */
 	during = sched_now();
+	/* A refusal is kept for the caller to say (the agent logs it): EPERM, or EACCES for nice. */
+	CHECK(!sp.refused == (c->permitted || c->kind == STOPPRIO_NONE));
 	if (!c->permitted || c->kind == STOPPRIO_NONE) {
 		CHECK(same(during, before));
 		CHECK(sp.raised == STOPPRIO_NONE);
@@ -133,7 +135,7 @@ static void *realtime_case(void *arg)
 	before = sched_now();
 	stopprio_raise_as(&sp, STOPPRIO_FIFO);
 	CHECK(same(sched_now(), before));
-	CHECK(sp.raised == STOPPRIO_NONE);
+	CHECK(sp.raised == STOPPRIO_NONE && !sp.refused);      /* left as its owner chose: no refusal */
 	stopprio_restore(&sp);
 	CHECK(same(sched_now(), before));
 	return NULL;
