@@ -276,7 +276,7 @@ GUEST_TESTS ?= $(shell tests/helpers/ci-files guest)
 print-guest-tests:
 	@echo $(GUEST_TESTS)
 check-guest:
-	@tests/guest-run --timeout 2400 --tap $(O)/guest.tap --run \
+	@tests/guest-run --timeout 3000 --tap $(O)/guest.tap --run \
 		'KSMENABLE_BUILD=build/cc tests/run-suite --no-lock --name guest $(GUEST_TESTS)'; \
 		st=$$?; tests/helpers/tap-summary guest $(O)/guest.tap; \
 		[ $$st = 0 ] || { echo "guest: the command's status was $$st; the end of the guest's console:"; \
