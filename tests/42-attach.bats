@@ -114,8 +114,11 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 @test "--detach of much merged memory: unmerged region by region over short stops, nothing merged left" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local ksm a b pages=$((32 * 1024 * 1024 / $(getconf PAGESIZE) * 8 / 10))
-	start_workload wa -- "$(attachee)" --dup=32 sleep 60
-	start_workload wb -- "$(attachee)" --dup=32 sleep 60
+	# They live far longer than the test takes (60 s sanitized under
+	# load: a life of 60 s ended them before their detach), and are
+	# ended at its end.
+	start_workload wa -- "$(attachee)" --dup=32 sleep 600
+	start_workload wb -- "$(attachee)" --dup=32 sleep 600
 	a=$(wl_pid wa) b=$(wl_pid wb)
 	"$KSM_RUN" --attach="$a,$b" --interval=0.5 >/dev/null 2>&1 &
 	ksm=$!
@@ -136,6 +139,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 		[ "$(ksm_pages_mapped "$n")" = 0 ]
 		[ "$(mergeable_regions "$n")" = 0 ]
 	done
+	kill "$a" "$b"
 }
 
 @test "--attach --allow that chooses no region: \"no region matched the selection\", counted apart, not a refusal" {
@@ -440,10 +444,10 @@ undone_detaches() {
 @test "200 attach and detach cycles on one process: it stays correct, nothing leaks" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local i fds threads
-	# Longer than the 400 runs of ksm-run (2 s here, 13 s sanitized), and
-	# short enough for wait_workload's 20 s after them.
-	local secs=8
-	[ -z "$SANITIZER_RUNTIME" ] || secs=25
+	# Longer than the 400 runs of ksm-run (2 s here, 13 to 31 s
+	# sanitized); its end is waited for below, far above that.
+	local secs=20
+	[ -z "$SANITIZER_RUNTIME" ] || secs=90
 	start_workload -- "$(attachee)" --dup=4 threads $secs
 	sleep 0.3
 	fds=$(ls "/proc/$WL_PID/fd" | wc -l)
@@ -456,6 +460,7 @@ undone_detaches() {
 	[ "$(tracer_of "$WL_PID")" = 0 ]
 	[ "$(ls "/proc/$WL_PID/fd" | wc -l)" = "$fds" ]
 	[ "$(ls "/proc/$WL_PID/task" | wc -l)" = "$threads" ]
+	wait_until 120 gone "$WL_PID"
 	finish_attachee
 	grep -qx merge=0 "$WL_OUT"
 }
