@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (v == LOOKS)
 		goto out;
-	r = targets_resolve(text, &l, why, whylen);
+	r = targets_resolve(text, &l, NULL, why, whylen);
 	FUZZ_CHECK(r == (v == GOOD ? 0 : -1), "targets_resolve('%s') = %d, the grammar %s", text, r,
 		   v == GOOD ? "good" : "bad");
 	if (r) {
