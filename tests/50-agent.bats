@@ -199,6 +199,28 @@ action = auto"
 	ksm_off "$pid"
 }
 
+@test "a process moved into a rule's cgroup after it was judged is judged again, within 2 s as a new one" {
+	make_cgroup "agent.slice/web.service"
+	local web=$CG_DIR pid
+	make_cgroup "agent.slice/elsewhere"
+	local elsewhere=$CG_DIR
+	policy "[rule web]
+unit = web.service
+user = root
+action = auto"
+	start_workload moved -- sh -c "$IN_CGROUP" sh "$elsewhere" "$(attachee)" sleep 30
+	pid=$(wl_pid moved)
+	start_agent --policy="$POLICY"
+	# Judged where it is: no rule names it.
+	wait_until 5 eval '[ -s /run/ksm-run/agent ]'
+	sleep 1.2
+	ksm_off "$pid"
+	! logged daemon "$pid (attachee)"
+	echo "$pid" >"$web/cgroup.procs"
+	wait_until 2 logged daemon "rule web: $pid (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	ksm_on "$pid"
+}
+
 @test "action = off takes KSM out of a process that has it, and leaves one without it untouched" {
 	start_workload on -- "$(attachee)" sleep 10
 	start_workload plain -- "$(attachee)" --name=plain sleep 30
@@ -726,4 +748,76 @@ action = prctl"
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"  rule sh: exe $sh, user root -> prctl: 2 enabled"* ]] || { echo "$output" | grep -A3 Policy; return 1; }
 	! logged daemon "rule sh: $child "
+}
+
+@test "an agent killed without a word: --status, --json and the metrics say no agent runs, and since when" {
+	requires cmd:jq
+	local prom=$BATS_TEST_TMPDIR/agent.prom prom2=$BATS_TEST_TMPDIR/command.prom seen pid killed
+	start_workload named -- "$(attachee)" sleep 30
+	policy "[rule test]
+exe = $(attachee)
+user = root
+action = auto"
+	start_agent --policy="$POLICY" --metrics-file="$prom"
+	pid=$(wl_pid daemon)
+	wait_until 5 grep -q '^ksmenable_agent_running 1$' "$prom" || { cat "$prom"; return 1; }
+	# The heartbeat moves while it runs.
+	seen=$(awk '$1 == "ksmenable_agent_last_seen_timestamp_seconds" { print $2 }' "$prom")
+	wait_until 5 eval '[ "$(awk '\''$1 == "ksmenable_agent_last_seen_timestamp_seconds" { print $2 }'\'' "$prom")" != "$seen" ]'
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r '.policy.agent | "\(.running) \(.pid)"' <<<"$output")" = "true $pid" ]
+	stop_daemon daemon KILL || true
+	killed=$(date +%s)
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"Policy: NO AGENT RUNS since "*": the agent of ksm-run --daemon (pid $pid, started "*") stopped without a word (killed?)"* ]] ||
+		{ echo "$output"; return 1; }
+	[[ $output != *"new processes:"* && $output != *"  rule test:"* ]]
+	run -0 "$KSM_RUN" --status --json
+	[ "$(jq -r '.policy.agent | "\(.running) \(.pid)"' <<<"$output")" = "false $pid" ]
+	# Since when: the last tick it lived, within the second or two before the kill.
+	seen=$(jq '.policy.agent.last_seen' <<<"$output")
+	((seen <= killed && seen >= killed - 3)) || { echo "last seen $seen, killed at $killed"; return 1; }
+	[ "$(jq '.policy | has("rules")' <<<"$output")" = false ]
+	# Its own metrics file stays, its heartbeat still; another writer of the machine's series says 0.
+	grep -q '^ksmenable_agent_running 1$' "$prom"
+	start_workload command -- sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --metrics-file="$prom2" -- sleep 30
+	wait_until 15 grep -q '^ksmenable_agent_running 0$' "$prom2" || { cat "$prom2"; return 1; }
+	grep -q "^ksmenable_agent_last_seen_timestamp_seconds $seen$" "$prom2"
+	stop_daemon command
+	run -0 "$KSM_RUN" --restore
+	[[ $output == *"removed /run/ksm-run/agent, left by the host agent (pid $pid) that stopped without a word"* ]]
+	run -0 "$KSM_RUN" --status
+	[[ $output != *"Policy"* ]]
+}
+
+@test "without a service manager (the agent's cgroup is PID 1's, as under sysvinit or in one container): its cgroup keeps no process out; the log and --status say so" {
+	local init kids k mate=
+	make_cgroup "agent-everyones"
+	policy "[rule test]
+exe = $(attachee)
+user = root
+action = auto"
+	# A PID namespace whose PID 1, a shell as an init or a supervisor would
+	# be, shares its cgroup with the agent and a process the rule names.
+	start_workload daemon-ns -- sh -c "$IN_CGROUP" sh "$CG_DIR" unshare --pid --fork --mount-proc sh -c '
+		"$1" sleep 30 &
+		"$2" --daemon --policy="$3" & agent=$!
+		trap "kill -TERM $agent; wait $agent; exit 0" TERM
+		echo READY
+		wait' sh "$(attachee)" "$KSM_RUN" "$POLICY"
+	wait_until 5 eval '[ -s "/proc/$(wl_pid daemon-ns)/task/$(wl_pid daemon-ns)/children" ]'
+	init=$(cat "/proc/$(wl_pid daemon-ns)/task/$(wl_pid daemon-ns)/children")
+	init=${init%% *}
+	wait_until 5 eval 'kids=$(cat "/proc/$init/task/$init/children"); [ "$(wc -w <<<"$kids")" = 2 ]'
+	for k in $kids; do [ "$(readlink "/proc/$k/exe")" = "$(attachee)" ] && mate=$k; done
+	[ -n "$mate" ]
+	wait_until 5 logged daemon-ns "the agent's cgroup ${CG_DIR#"$(cgroup_root)"} is PID 1's, every process's" ||
+		{ cat "$(wl_err daemon-ns)"; return 1; }
+	wait_until 5 ksm_on "$mate" || { cat "$(wl_err daemon-ns)"; return 1; }
+	# --status where the agent runs (its PID namespace).
+	run -0 nsenter -t "$init" -p -m "$KSM_RUN" --status
+	[[ $output == *"  its own cgroup: "*" is PID 1's, every process's (no service manager gave the agent one): it keeps no process out"* ]] ||
+		{ echo "$output"; return 1; }
+	kill -TERM "$init"
+	wait_workload daemon-ns
 }

@@ -8,6 +8,7 @@
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "follow/runmetrics.h"
+#include "policy/agentstate.h"
 
 /* The sampler keeps peaks and last values of processes that may be gone: the gauges are read now. */
 static int add_now(pid_t pid, pid_t ppid, void *arg)
@@ -60,7 +61,8 @@ static void command_label(const struct sampler *s, const char *command, char *ou
 void run_metrics_tick(struct run_metrics *m, const struct host_tuner *h, const struct sampler *s, bool sampled)
 {
 	struct metrics_command c;
-	bool changed;
+	struct agent_life life;
+	bool changed, has_life;
 	int r;
 
 	if (!m->path)
@@ -73,7 +75,11 @@ void run_metrics_tick(struct run_metrics *m, const struct host_tuner *h, const s
 	run_metrics_command(s, &c);
 	c.command = m->command;
 	c.file = base_name(m->path);
-	r = metrics_write_host(m->path, h, &s->last, &c, NULL, m->role.machine);
+	/* A host agent's file left by one that was killed: said in the machine's series (metrics.h). */
+	has_life = agent_life_read(&life) == 0;
+	r = metrics_write_host(m->path, h, &s->last, &c, NULL,
+			       has_life ? &(struct metrics_agent_life){ life.running, life.last_seen } : NULL,
+			       m->role.machine);
 	if (r && r != m->last_err)
 		msg("cannot write the metrics file %s: %s (trying again at every sample)", m->path, file_strerror(-r));
 	m->last_err = r;

@@ -154,13 +154,16 @@ static void write_metrics(const struct daemon_opts *o, const struct host_tuner *
 	static struct metrics_role role;
 	static int last_err;
 	struct metrics_agent figures;
+	struct metrics_agent_life life = { .running = true };
 	int r;
 
 	if (!o->metrics_file)
 		return;
 	metrics_role_update(&role, h, true, now_s());
+	life.last_seen = (long long)time(NULL);
 	agent_figures(agent, rules, &figures);
-	r = metrics_write_host(o->metrics_file, h, now, NULL, agent->active ? &figures : NULL, role.machine);
+	r = metrics_write_host(o->metrics_file, h, now, NULL, agent->active ? &figures : NULL,
+			       agent->active ? &life : NULL, role.machine);
 	if (r && r != last_err)
 		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
 			    file_strerror(-r));

@@ -323,6 +323,15 @@ static void machine_metrics(FILE *f, const struct metrics_source *src)
 		group_metrics(f, src->groups, src->page);
 	if (src->agent)
 		agent_metrics(f, src->agent, src->page);
+	if (src->life) {
+		family(f, "agent_running", "gauge", "1 while the host agent (ksm-run --daemon with a policy) runs; "
+		       "0 when one stopped without a word (killed) and no process is judged");
+		sample_ll(f, "agent_running", NULL, NULL, src->life->running);
+		family(f, "agent_last_seen_timestamp_seconds", "gauge",
+		       "When the host agent was last seen running: its daemon writes each tick's time, so a value "
+		       "that stops moving is an agent that stopped");
+		sample_ll(f, "agent_last_seen_timestamp_seconds", NULL, NULL, src->life->last_seen);
+	}
 }
 
 void metrics_format(FILE *f, const struct metrics_source *src)
@@ -373,13 +382,14 @@ static int metrics_write(const char *path, const struct metrics_source *src)
 }
 
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command, const struct metrics_agent *agent, bool machine)
+		       const struct metrics_command *command, const struct metrics_agent *agent,
+		       const struct metrics_agent_life *life, bool machine)
 {
 	static struct ksm_files files;
 	struct cgroup_groups gs;
 	struct metrics_source src = {
 		.files = &files, .now = now, .command = command, .command_only = !machine,
-		.agent = agent, .page = sysconf(_SC_PAGESIZE),
+		.agent = agent, .life = life, .page = sysconf(_SC_PAGESIZE),
 	};
 	int r;
 

@@ -59,6 +59,12 @@ struct metrics_agent {
 	int domains;                    /* security domains of the machine's mergeable memory (census.h) */
 };
 
+/* Does the host agent run (policy/agentstate.h's agent_life)?  Its daemon says 1 and the time of each tick. */
+struct metrics_agent_life {
+	bool running;
+	long long last_seen;            /* seconds of the epoch */
+};
+
 struct metrics_source {
 	const struct ksm_files *files;
 	const struct sys_sample *now;   /* ksmd's CPU time */
@@ -67,6 +73,7 @@ struct metrics_source {
 	const struct cgroup_groups *groups;       /* NULL: not collected */
 	const struct metrics_command *command;    /* NULL: the daemon */
 	const struct metrics_agent *agent;        /* the daemon's agent with a policy; or NULL */
+	const struct metrics_agent_life *life;    /* NULL: no agent ran, or it stopped as it should */
 	bool command_only;              /* the machine's series are another writer's */
 	long page;
 };
@@ -93,7 +100,8 @@ void metrics_warn_name(const char *path);
  */
 struct host_tuner;
 int metrics_write_host(const char *path, const struct host_tuner *h, const struct sys_sample *now,
-		       const struct metrics_command *command, const struct metrics_agent *agent, bool machine);
+		       const struct metrics_command *command, const struct metrics_agent *agent,
+		       const struct metrics_agent_life *life, bool machine);
 
 /*
  * Who writes the machine's series: node_exporter refuses (on every scrape,

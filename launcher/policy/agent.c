@@ -15,7 +15,9 @@
  *
  * Never touched: ksm-run itself and kernel threads; PID 1 and the
  * agent's own cgroup only when a rule names them by themselves, not by a
- * pattern (match.h).
+ * pattern (match.h).  The agent's cgroup guards only when it is the
+ * agent's: not the root, not PID 1's (sysvinit, runit, a supervisor in one
+ * container: every process's), where it would keep every process out.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -111,9 +113,29 @@ static void listen_while_active(struct agent *a)
 	}
 }
 
+/*
+ * The agent's own cgroup, which guards its unit's other processes, unless
+ * it is everyone's: the root (v1's memory controller groups nothing
+ * there), or PID 1's, where no service manager gave the agent a cgroup.
+ */
+static void own_cgroup_read(struct agent *a)
+{
+	char text[8192], init[sizeof a->own_cgroup];
+
+	if (read_text("/proc/self/cgroup", text, sizeof text) ||
+	    proc_cgroup_parse(text, a->own_cgroup, sizeof a->own_cgroup) || !strcmp(a->own_cgroup, "/"))
+		return;
+	a->own_cgroup_everyones = read_text("/proc/1/cgroup", text, sizeof text) == 0 &&
+				  proc_cgroup_parse(text, init, sizeof init) == 0 && !strcmp(init, a->own_cgroup);
+	a->own_cgroup_known = !a->own_cgroup_everyones;
+	if (a->own_cgroup_everyones && a->active)
+		logf_(a, "the agent's cgroup %s is PID 1's, every process's (no service manager gave the agent "
+		      "one of its own): it keeps no process out, only the agent itself is left alone",
+		      printable(a->own_cgroup));
+}
+
 int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops)
 {
-	char text[8192];
 	int r;
 
 	memset(a, 0, sizeof *a);
@@ -121,6 +143,7 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 	a->file = file ? file : POLICY_DEFAULT_FILE;
 	a->log = log;
 	a->stops = stops;
+	a->started = time(NULL);
 	if ((r = read_policy(a, &a->policy)) < 0)
 		return -1;
 	if (r > 0 && file) {
@@ -129,10 +152,7 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 	}
 	a->active = r == 0;
 	a->changed = true;
-	/* The root cgroup is everyone's where the memory controller groups nothing (v1): not a guard. */
-	if (read_text("/proc/self/cgroup", text, sizeof text) == 0 &&
-	    proc_cgroup_parse(text, a->own_cgroup, sizeof a->own_cgroup) == 0 && strcmp(a->own_cgroup, "/"))
-		a->own_cgroup_known = true;
+	own_cgroup_read(a);
 	if (a->active)
 		logf_(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
 		      "and so is each that starts later", printable(a->file), a->policy.n,
@@ -463,6 +483,8 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 	snprintf(p->comm, sizeof p->comm, "%s", st.comm);
 	if (execd)
 		look_at_exec(a, p);
+	if (agent_watches_moves(a))
+		p->cgroup_hash = agent_cgroup_hash(pid);
 	if (!judge(a, pid, st.comm, p)) {
 		p->seen = false;        /* judged again next time */
 		return false;
@@ -572,21 +594,22 @@ void agent_events(struct agent *a)
 	forget_unseen(a);
 }
 
-/* The targets found stuck whose next try is due: judged again, each as a new one. */
-static void retry_due(struct agent *a)
+/*
+ * The records to be judged again now: the targets found stuck whose next
+ * try is due, and the processes moved to another cgroup; each as a new one.
+ */
+static void rejudge_due(struct agent *a)
 {
 	double now = now_s();
 	size_t known = a->nprocs;
 
-	for (size_t i = 0; i < known; i++) {
-		struct agent_proc *p = &a->procs[i];
-
-		if (p->result == AGENT_WAITING && p->retry_at <= now) {
-			p->stale = true;
-			if (!visit(a, known, p->pid))
-				break;
-		}
-	}
+	for (size_t i = 0; i < known; i++)
+		if (a->procs[i].result == AGENT_WAITING && a->procs[i].retry_at <= now)
+			a->procs[i].stale = true;
+	agent_mark_moved(a);
+	for (size_t i = 0; i < known; i++)
+		if (a->procs[i].stale && !visit(a, known, a->procs[i].pid))
+			break;
 	forget_unseen(a);
 }
 
@@ -596,7 +619,7 @@ void agent_tick(struct agent *a)
 		return;
 	if (a->events < 0 || a->events_lost || now_s() - a->last_scan >= AGENT_CHECK_SCAN_S)
 		agent_scan(a);
-	retry_due(a);
+	rejudge_due(a);
 	agent_census_fresh(a, AGENT_CENSUS_S);
 }
 

@@ -32,6 +32,7 @@ struct agent_proc {
 	char why[512];                          /* AGENT_REFUSED, AGENT_LEFT_ALONE, AGENT_WAITING: the reason */
 	int tries;                              /* AGENT_WAITING: attaches that found it stuck */
 	double retry_at;                        /* AGENT_WAITING: now_s() of the next try */
+	unsigned long long cgroup_hash;         /* of the cgroup it was judged in (cgmoves.c); 0 unknown */
 };
 
 struct agent {
@@ -41,7 +42,9 @@ struct agent {
 	struct agent_proc *procs;       /* every process judged, by PID */
 	size_t nprocs, cap;
 	char own_cgroup[4096];          /* the daemon's, left alone unless a rule names it */
-	bool own_cgroup_known;
+	bool own_cgroup_known;          /* and it guards (agent.c) */
+	bool own_cgroup_everyones;      /* PID 1's: no guard */
+	size_t move_cursor;             /* the next record whose cgroup is looked at (cgmoves.c) */
 	int events;                     /* the kernel's process events (procevents.h), or -1 */
 	bool events_lost;               /* some were dropped: /proc is to be scanned */
 	char events_why[128];           /* why there are none (events < 0 with a policy) */
@@ -53,6 +56,7 @@ struct agent {
 	/* How many processes each outcome had, since the start. */
 	unsigned long enabled, detached, refused;
 	bool changed;                   /* since the last agent_publish() */
+	long long started;              /* seconds of the epoch, for --status */
 	bool said_not_raised;           /* a stop's raise was refused, and logged (once) */
 };
 
@@ -110,6 +114,17 @@ bool agent_listening(const struct agent *a);
 void agent_tick(struct agent *a);
 
 void agent_stop(struct agent *a);
+
+/*
+ * A process moved to another cgroup after it was judged (cgmoves.c): can
+ * the cgroup change a judgement?  The hash of PID's cgroup (0 unknown).
+ * The records moved since they were judged, up to AGENT_MOVE_CHECKS of
+ * them looked at in turn, marked stale: to be judged again.
+ */
+#define AGENT_MOVE_CHECKS 1000
+bool agent_watches_moves(const struct agent *a);
+unsigned long long agent_cgroup_hash(pid_t pid);
+void agent_mark_moved(struct agent *a);
 
 /*
  * The security domains of what the agent makes mergeable (agentdomains.c):

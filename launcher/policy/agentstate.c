@@ -4,21 +4,29 @@
  * (statefile.h: root's, 0600, replaced whole), one tab-separated line
  * each, every text escaped (text.h: no tab or newline survives):
  *
+ *   agent PID START SINCE          (the daemon: its start in clock ticks, and in seconds of the epoch)
  *   watch events|scan WHY          (how new processes are found)
+ *   own CGROUP guards|everyones    (the agent's cgroup, and whether it keeps its other processes out)
  *   rule NAME MATCHES ACTION
  *   proc PID START RULE RESULT DOMAIN WHY
  *   domain NAME PROCS              (the machine's mergeable memory: census.h)
  *   secure PID START COMM          (a program in secure execution, mergeable)
  *
- * --status reads it back (agentview.c).
+ * --status reads it back (agentview.c).  While the agent runs, the file's
+ * time of change is touched at every tick, so that an agent that was
+ * killed, and could not remove it, is told apart, and since when.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/ksmproc.h"
 #include "common/msg.h"
+#include "common/procfs.h"
 #include "common/text.h"
 #include "host/metrics.h"
 #include "host/statefile.h"
@@ -47,13 +55,28 @@ void agent_publish(struct agent *a)
 	char *text = NULL, line[2048], matches[1024], action[512];
 	size_t len = 0, cap = 0;
 
-	if (!a->changed)
+	if (!a->changed) {
+		if (a->active)  /* alive: the heartbeat agent_life_read looks for */
+			utimensat(AT_FDCWD, STATE_DIR "/" AGENT_FILE, NULL, AT_SYMLINK_NOFOLLOW);
 		return;
+	}
 	a->changed = false;
 	if (a->active) {
+		struct proc_stat self;
+
+		if (proc_stat_read(getpid(), &self))
+			self.starttime = 0;     /* then nobody is taken for it */
+		snprintf(line, sizeof line, "agent\t%d\t%llu\t%lld", (int)getpid(), self.starttime,
+			 (long long)a->started);
+		add_line(&text, &len, &cap, line);
 		snprintf(line, sizeof line, "watch\t%s\t%s", a->events >= 0 ? "events" : "scan",
 			 a->events >= 0 ? "-" : printable(a->events_why));
 		add_line(&text, &len, &cap, line);
+		if (a->own_cgroup[0]) {
+			snprintf(line, sizeof line, "own\t%s\t%s", printable(a->own_cgroup),
+				 a->own_cgroup_known ? "guards" : "everyones");
+			add_line(&text, &len, &cap, line);
+		}
 	}
 	for (int i = 0; a->active && i < a->policy.n; i++) {
 		policy_rule_matches_text(&a->policy.rules[i], matches, sizeof matches);
@@ -121,6 +144,38 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 		}
 	}
 	out->domains = census_domains(&a->census);
+}
+
+int agent_life_read(struct agent_life *l)
+{
+	char text[256], *f[4], *s = text;
+	struct stat st;
+	FILE *in;
+	int n = 0;
+
+	memset(l, 0, sizeof *l);
+	/* The agent line comes first: a short read of the file is enough (statefile.h's checks, by hand). */
+	if (lstat(STATE_DIR "/" AGENT_FILE, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return -1;
+	if (!(in = fopen(STATE_DIR "/" AGENT_FILE, "re")))
+		return -1;
+	if (!fgets(text, sizeof text, in))
+		text[0] = '\0';
+	fclose(in);
+	text[strcspn(text, "\n")] = '\0';
+	while (n < 4 && s) {
+		f[n++] = s;
+		if ((s = strchr(s, '\t')))
+			*s++ = '\0';
+	}
+	if (n != 4 || strcmp(f[0], "agent"))
+		return -1;
+	l->pid = atol(f[1]);
+	l->started = atoll(f[3]);
+	l->last_seen = st.st_mtime;
+	l->running = l->pid > 0 && proc_running_since((pid_t)l->pid, strtoull(f[2], NULL, 10)) &&
+		     strtoull(f[2], NULL, 10) > 0;
+	return 0;
 }
 
 void agent_unpublish(void)

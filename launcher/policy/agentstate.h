@@ -5,6 +5,7 @@
 #ifndef KSMRUN_POLICY_AGENTSTATE_H
 #define KSMRUN_POLICY_AGENTSTATE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct agent;
@@ -23,6 +24,19 @@ void agent_unpublish(void);
 struct metrics_agent;
 struct metrics_rule;
 void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out);
+
+/*
+ * Who published the agent file, and does it still run?  0, or -1 when there
+ * is no file of an agent (none ran, or it stopped as it should: it removes
+ * the file).  LAST_SEEN is the file's time of change, touched at every tick
+ * while the agent runs: for one that is gone, when it stopped (to a second).
+ */
+struct agent_life {
+	bool running;
+	long pid;
+	long long started, last_seen;   /* seconds of the epoch */
+};
+int agent_life_read(struct agent_life *l);
 
 /* The file in STATE_DIR, and how long it may be. */
 #define AGENT_FILE "agent"

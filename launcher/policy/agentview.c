@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/human.h"
@@ -38,6 +39,8 @@ struct view {
 	char *text;                             /* the file, cut into fields */
 	bool events;                            /* new processes from the kernel's events, else a scan */
 	const char *scan_why;
+	const char *own_cgroup;                 /* NULL: the root, or unknown */
+	bool own_guards;                        /* it keeps its other processes out */
 	struct view_rule *rules;
 	size_t nrules, cap;
 	/* The domains of the machine's mergeable memory, with their processes (census.h). */
@@ -133,6 +136,9 @@ static int view_read(struct view *v)
 		if (nf == 3 && !strcmp(g[0], "watch")) {
 			v->events = !strcmp(g[1], "events");
 			v->scan_why = g[2];
+		} else if (nf == 3 && !strcmp(g[0], "own")) {
+			v->own_cgroup = g[1];
+			v->own_guards = !strcmp(g[2], "guards");
 		} else if (nf == 4 && !strcmp(g[0], "rule")) {
 			v->rules = xgrow(v->rules, &v->cap, v->nrules + 1, sizeof *v->rules);
 			v->rules[v->nrules++] = (struct view_rule){ .name = g[1], .matches = g[2], .action = g[3],
@@ -159,12 +165,40 @@ static void view_free(struct view *v)
 	free(v->text);
 }
 
+/* T (seconds of the epoch) as local time in BUF. */
+static const char *when(long long t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!localtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", t);
+	return buf;
+}
+
+/*
+ * The file of an agent that is gone (killed: one that stops removes it):
+ * what it held is history, and says so instead.  True when it was said.
+ */
+static bool said_gone(FILE *out)
+{
+	struct agent_life l;
+	char seen[32], started[32];
+
+	if (agent_life_read(&l) || l.running)
+		return false;
+	fprintf(out, "Policy: NO AGENT RUNS since %s: the agent of ksm-run --daemon (pid %ld, started %s) "
+		"stopped without a word (killed?); no process is judged, and those it enabled stay mergeable\n",
+		when(l.last_seen, seen, sizeof seen), l.pid, when(l.started, started, sizeof started));
+	return true;
+}
+
 void agent_status_print(FILE *out)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct view v;
 
-	if (view_read(&v))
+	if (said_gone(out) || view_read(&v))
 		return;         /* no agent, or no policy: nothing to say */
 	fprintf(out, "Policy (the agent of ksm-run --daemon; what each rule holds now):\n");
 	if (v.events)
@@ -172,6 +206,12 @@ void agent_status_print(FILE *out)
 	else if (v.scan_why)
 		fprintf(out, "  new processes: found by a scan of /proc every second (no process events: %s)\n",
 			v.scan_why);
+	if (v.own_cgroup && v.own_guards)
+		fprintf(out, "  its own cgroup: %s: the other processes there are left alone unless a rule names it\n",
+			v.own_cgroup);
+	else if (v.own_cgroup)
+		fprintf(out, "  its own cgroup: %s is PID 1's, every process's (no service manager gave the agent one): "
+			"it keeps no process out\n", v.own_cgroup);
 	for (size_t i = 0; i < v.nrules; i++) {
 		const struct view_rule *r = &v.rules[i];
 
@@ -204,18 +244,43 @@ void agent_status_print(FILE *out)
 	view_free(&v);
 }
 
+/* The agent's "agent" object: does it run, and who was it. */
+static void life_json(struct jsonw *w, const struct agent_life *l)
+{
+	jw_object(w, "agent");
+	jw_bool(w, "running", l->running);
+	jw_ll(w, "pid", l->pid);
+	jw_ll(w, "started", l->started);
+	jw_ll(w, "last_seen", l->last_seen);
+	jw_end(w);
+}
+
 void agent_status_json(struct jsonw *w)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	struct agent_life life;
 	struct view v;
 
+	if (agent_life_read(&life) == 0 && !life.running) {
+		/* Gone without a word: who it was, and none of its history as if it held now. */
+		jw_object(w, "policy");
+		life_json(w, &life);
+		jw_end(w);
+		return;
+	}
 	if (view_read(&v)) {
 		jw_null(w, "policy");
 		return;
 	}
 	jw_object(w, "policy");
+	if (life.pid)
+		life_json(w, &life);
 	jw_string(w, "new_processes", v.events ? "events" : "scan");
 	jw_string(w, "no_events_because", v.events ? NULL : v.scan_why);
+	jw_object(w, "own_cgroup");
+	jw_string(w, "path", v.own_cgroup);
+	jw_bool(w, "guards", v.own_cgroup && v.own_guards);
+	jw_end(w);
 	jw_array(w, "rules");
 	for (size_t i = 0; i < v.nrules; i++) {
 		const struct view_rule *r = &v.rules[i];
