@@ -37,6 +37,11 @@ setup() {
 # Every step runs even if one fails, so that nothing is left behind.
 teardown() {
 	local rc=0
+	# A failed `run -N CMD` shows only the status: what CMD printed names the failure.
+	if [ -z "${BATS_TEST_COMPLETED:-}" ] && [ -n "${output:-}" ]; then
+		echo "the last run's output (its last 40 lines):" >&2
+		tail -n 40 <<<"$output" >&2
+	fi
 	if declare -F teardown_extra >/dev/null; then teardown_extra || rc=1; fi
 	stop_workloads || rc=1
 	remove_cgroups || rc=1
