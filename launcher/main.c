@@ -15,6 +15,7 @@
 #include "host/status.h"
 #include "host/watch.h"
 #include "options.h"
+#include "policy/agentstate.h"
 #include "policy/check.h"
 #include "run/run.h"
 
@@ -53,6 +54,7 @@ int main(int argc, char **argv)
 	case ACT_STATUS:
 		return o.watch ? status_watch(o.watch, o.json) : status_main(o.json);
 	case ACT_RESTORE:
+		agent_forget_gone();
 		return election_restore_cmd();
 	case ACT_DAEMON:
 		return daemon_main(&(struct daemon_opts){

@@ -10,7 +10,6 @@
 #include "host/hoststate.h"
 #include "host/knobs.h"
 #include "host/statefile.h"
-#include "policy/agentstate.h"
 
 static struct hoststate st;            /* large: not on the stack */
 
@@ -348,23 +347,10 @@ out:
 	return r;
 }
 
-/* A host agent's file left by one that was killed: its rules and processes are history (agentstate.h). */
-static void forget_gone_agent(void)
-{
-	struct agent_life l;
-
-	if (agent_life_read(&l) || l.running)
-		return;
-	agent_unpublish();
-	msg("removed %s/%s, left by the host agent (pid %ld) that stopped without a word", STATE_DIR, AGENT_FILE,
-	    l.pid);
-}
-
 int election_restore_cmd(void)
 {
 	int fd, r;
 
-	forget_gone_agent();
 	if (access(STATE_DIR "/state", F_OK)) {
 		msg("no saved knob state in %s/state: nothing to restore", STATE_DIR);
 		return 0;

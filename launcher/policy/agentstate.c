@@ -178,6 +178,17 @@ int agent_life_read(struct agent_life *l)
 	return 0;
 }
 
+void agent_forget_gone(void)
+{
+	struct agent_life l;
+
+	if (agent_life_read(&l) || l.running)
+		return;
+	agent_unpublish();
+	msg("removed %s/%s, left by the host agent (pid %ld) that stopped without a word", STATE_DIR, AGENT_FILE,
+	    l.pid);
+}
+
 void agent_unpublish(void)
 {
 	unlink(STATE_DIR "/" AGENT_FILE);

@@ -37,6 +37,8 @@ struct agent_life {
 	long long started, last_seen;   /* seconds of the epoch */
 };
 int agent_life_read(struct agent_life *l);
+/* ksm-run --restore: the file of an agent that is gone (killed) is removed, and said. */
+void agent_forget_gone(void);
 
 /* The file in STATE_DIR, and how long it may be. */
 #define AGENT_FILE "agent"
