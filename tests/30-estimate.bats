@@ -169,7 +169,9 @@ predict_then_merge() {
 	echo go >&"${WL_FDS[a]}"
 	run --separate-stderr "$KSM_RUN" --estimate="$(wl_pid a)"
 	[ "$status" = 0 ]
-	[[ $output == *"growing: their anonymous memory grew by 6"?.?" MiB"* ]]
+	# How much of the 64 MiB came after the pass depends on the machine's
+	# speed (a TCG guest touches it slowly): some did, and it is said.
+	[[ $output == *"growing: their anonymous memory grew by "[0-9]*" MiB"* ]] || { echo "$output"; return 1; }
 	estimate "$(wl_pid a)"
 	# grown and done: nothing more arrives
 	[[ $(est recheck.anon_kb_at_pass) -ge 65536 ]]
