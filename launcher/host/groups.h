@@ -32,6 +32,8 @@ struct cgroup_groups {
 	int unreadable;                 /* processes whose cgroup or ksm_stat could not be read */
 	int dropped;                    /* groups left out for lack of memory */
 	int last;                       /* the group found last: processes of a group come in runs */
+	int *slot;                      /* groups by path while collecting: open addressing, group + 1 or 0 */
+	int nslots;                     /* a power of two, at least twice n; 0 and NULL once collected */
 };
 
 /*
@@ -50,6 +52,18 @@ int cgroup_of_text(char *text, char *out, size_t len);
  */
 int groups_collect(struct cgroup_groups *gs);
 void groups_free(struct cgroup_groups *gs);
+
+/*
+ * groups_collect's steps, for the unit tests: an empty set; one process
+ * of group PATH with figures ST and CANDIDATE_PAGES; after the last, the
+ * groups with nothing to count left out, the others sorted, and their
+ * names checked (cg_name_of).
+ */
+struct ksmenable_stat;
+void groups_init(struct cgroup_groups *gs);
+void groups_add(struct cgroup_groups *gs, const char *path, const struct ksmenable_stat *st,
+		long long candidate_pages);
+void groups_end(struct cgroup_groups *gs);
 
 /*
  * The table for people: at most MAX_ROWS groups, the sums, and beside

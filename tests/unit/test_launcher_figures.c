@@ -1,7 +1,8 @@
 /*
  * Unit tests of the host-wide figures, without root: the group of a
  * process from /proc/PID/cgroup, the exposition format's label escaping,
- * the metrics text of a made-up machine, and the --metrics-file path check.
+ * the metrics text of a made-up machine, 20,000 cgroups found by the
+ * index, and the --metrics-file path check.
  * Run from the top of the tree.
  */
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include "host/groups.h"
 #include "host/hoststate.h"
 #include "host/metrics.h"
+#include "ksmenable.h"
 #include "unit.h"
 
 static int group_of(const char *text, char *out, size_t len)
@@ -191,6 +193,59 @@ static void test_format(void)
 	free(text);
 }
 
+/*
+ * 20,000 groups fed as groups_collect feeds them: group i has i % 7 + 1
+ * processes, the first two in a run (the last group found), the others
+ * after every group was made (the index); i % 3 == 0 merged 2 pages a
+ * process; candidate memory 1 page a process, none where i % 11 == 0, so
+ * that those of them with nothing merged are left out.
+ */
+#define MANY 20000
+static void test_many_groups(void)
+{
+	static unsigned char seen[MANY];
+	struct cgroup_groups gs;
+	long long merged = 0;
+	int processes = 0, kept = 0, bad = 0, unsorted = 0;
+	char path[64];
+
+	groups_init(&gs);
+	for (int pass = 0; pass < 7; pass++)
+		for (int i = 0; i < MANY; i++) {
+			struct ksmenable_stat st = { .rmap_items = -1, .merging_pages = i % 3 ? 0 : 2,
+						     .process_profit = 4096, .merge_any = 1, .mergeable = 1 };
+			int procs = i % 7 + 1, runs = pass == 0 ? (procs > 1 ? 2 : 1) : pass >= 2 && pass < procs;
+
+			snprintf(path, sizeof path, "/kubepods.slice/t-%d.scope", i);
+			for (int r = 0; r < runs; r++) {
+				groups_add(&gs, path, &st, i % 11 ? 1 : 0);
+				processes++;
+				merged += st.merging_pages;
+			}
+		}
+	CHECK(gs.n == MANY && gs.nslots >= 2 * MANY && gs.dropped == 0 && gs.processes == processes);
+	groups_end(&gs);
+	for (int i = 0; i < MANY; i++)
+		kept += i % 3 == 0 || i % 11;
+	CHECK(gs.n == kept && !gs.slot && gs.processes == processes);
+	CHECK(gs.merged_pages == merged && gs.profit_bytes == 4096LL * processes);
+	/* Each group once, with its own processes and figures; the most merged first. */
+	for (int k = 0; k < gs.n; k++) {
+		const struct cgroup_group *g = &gs.g[k];
+		int i = -1;
+
+		if (sscanf(g->path, "/kubepods.slice/t-%d.scope", &i) != 1 || i < 0 || i >= MANY || seen[i]++) {
+			bad++;
+			continue;
+		}
+		bad += g->procs != i % 7 + 1 || g->merged_pages != (i % 3 ? 0 : 2LL * g->procs) ||
+		       g->candidate_pages != (i % 11 ? g->procs : 0) || g->profit_bytes != 4096LL * g->procs;
+		unsorted += k && g->merged_pages > gs.g[k - 1].merged_pages;
+	}
+	CHECK(bad == 0 && unsorted == 0);
+	groups_free(&gs);
+}
+
 static void test_paths(void)
 {
 	char why[PATH_MAX + 128];
@@ -205,4 +260,4 @@ static void test_paths(void)
 }
 
 UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_labels), UNIT_TEST(test_format),
-	  UNIT_TEST(test_paths))
+	  UNIT_TEST(test_many_groups), UNIT_TEST(test_paths))
