@@ -162,6 +162,11 @@ void groups_add(struct cgroup_groups *gs, const char *path, const struct ksmenab
 	g->candidate_pages += candidate_pages;
 }
 
+int groups_listed(const struct cgroup_groups *gs)
+{
+	return gs->n < GROUPS_LISTED_MAX ? gs->n : GROUPS_LISTED_MAX;
+}
+
 /* Leaves out the groups with nothing merged and no candidate memory. */
 void groups_end(struct cgroup_groups *gs)
 {

@@ -15,6 +15,14 @@
 
 #include "common/cgtrust.h"
 
+/*
+ * The most groups written where each would be a series at every tick (the
+ * metrics file): the most merged first; the others are counted as left
+ * out.  10,000 containers would otherwise make a metrics file of 9 MB at
+ * each of the daemon's ticks (tests/bench/README.md, issue 27).
+ */
+#define GROUPS_LISTED_MAX 500
+
 struct cgroup_group {
 	char *path;
 	struct cg_name names;           /* the pod and container it names (cgtrust.h), once kept */
@@ -64,6 +72,9 @@ void groups_init(struct cgroup_groups *gs);
 void groups_add(struct cgroup_groups *gs, const char *path, const struct ksmenable_stat *st,
 		long long candidate_pages);
 void groups_end(struct cgroup_groups *gs);
+
+/* How many of GS's groups are written where they are bounded: at most GROUPS_LISTED_MAX. */
+int groups_listed(const struct cgroup_groups *gs);
 
 /*
  * The table for people: at most MAX_ROWS groups, the sums, and beside

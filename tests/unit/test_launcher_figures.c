@@ -1,8 +1,8 @@
 /*
  * Unit tests of the host-wide figures, without root: the group of a
  * process from /proc/PID/cgroup, the exposition format's label escaping,
- * the metrics text of a made-up machine, 20,000 cgroups found by the
- * index, and the --metrics-file path check.
+ * the metrics text of a made-up machine, a machine of 20,000 cgroups, and
+ * the --metrics-file path check.
  * Run from the top of the tree.
  */
 #include <limits.h>
@@ -135,6 +135,9 @@ static void test_format(void)
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"/system.slice/a\\\"b.service\"} 40960\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_profit_bytes{cgroup=\"/web\"} -64\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_candidate_bytes{cgroup=\"/web\"} 20480\n"));
+	/* Every group written: none left out. */
+	CHECK(strstr(text, "\nksmenable_cgroups_left_out 0\n"));
+	CHECK(strstr(text, "\nksmenable_cgroups_left_out_candidate_bytes 0\n"));
 	/* A pod's container: its IDs as labels, for a join with kube-state-metrics. */
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"" POD_PATH "\",container_id=\"" CONTAINER_ID
 		     "\",pod_uid=\"3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab\"} 4096\n"));
@@ -193,21 +196,42 @@ static void test_format(void)
 	free(text);
 }
 
+/* The lines of TEXT that begin with PREFIX and end with END. */
+static int lines_of(const char *text, const char *prefix, const char *end)
+{
+	int n = 0;
+
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		size_t len = (nl = strchrnul(p, '\n')) - p;
+
+		n += len >= strlen(prefix) + strlen(end) && !strncmp(p, prefix, strlen(prefix)) &&
+		     !strncmp(nl - strlen(end), end, strlen(end));
+		if (!*nl)
+			break;
+	}
+	return n;
+}
+
 /*
  * 20,000 groups fed as groups_collect feeds them: group i has i % 7 + 1
  * processes, the first two in a run (the last group found), the others
  * after every group was made (the index); i % 3 == 0 merged 2 pages a
  * process; candidate memory 1 page a process, none where i % 11 == 0, so
- * that those of them with nothing merged are left out.
+ * that those of them with nothing merged are left out.  Then the metrics
+ * file lists GROUPS_LISTED_MAX, the most merged, and counts the rest.
  */
 #define MANY 20000
 static void test_many_groups(void)
 {
+	static struct ksm_files kf;
 	static unsigned char seen[MANY];
 	struct cgroup_groups gs;
-	long long merged = 0;
+	struct metrics_source src = { .files = &kf, .phase = -1, .groups = &gs, .page = 4096 };
+	long long merged = 0, candidate = 0, listed_candidate = 0;
 	int processes = 0, kept = 0, bad = 0, unsorted = 0;
-	char path[64];
+	char path[64], want[96], *text = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	groups_init(&gs);
 	for (int pass = 0; pass < 7; pass++)
@@ -221,6 +245,7 @@ static void test_many_groups(void)
 				groups_add(&gs, path, &st, i % 11 ? 1 : 0);
 				processes++;
 				merged += st.merging_pages;
+				candidate += i % 11 ? 1 : 0;
 			}
 		}
 	CHECK(gs.n == MANY && gs.nslots >= 2 * MANY && gs.dropped == 0 && gs.processes == processes);
@@ -241,8 +266,28 @@ static void test_many_groups(void)
 		bad += g->procs != i % 7 + 1 || g->merged_pages != (i % 3 ? 0 : 2LL * g->procs) ||
 		       g->candidate_pages != (i % 11 ? g->procs : 0) || g->profit_bytes != 4096LL * g->procs;
 		unsorted += k && g->merged_pages > gs.g[k - 1].merged_pages;
+		if (k < GROUPS_LISTED_MAX)
+			listed_candidate += g->candidate_pages;
 	}
 	CHECK(bad == 0 && unsorted == 0);
+	CHECK(groups_listed(&gs) == GROUPS_LISTED_MAX);
+
+	f = open_memstream(&text, &len);
+	metrics_format(f, &src);
+	fclose(f);
+	CHECK(lines_of(text, "ksmenable_cgroup_processes{", "") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_profit_bytes{", "") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_candidate_bytes{", "") == GROUPS_LISTED_MAX);
+	/* The most merged: 953 groups have 7 processes of 2 merged pages, 14 pages. */
+	CHECK(lines_of(text, "ksmenable_cgroup_merged_bytes{", "} 57344") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_merged_bytes{", "") == GROUPS_LISTED_MAX);
+	snprintf(want, sizeof want, "\nksmenable_cgroups_left_out %d\n", kept - GROUPS_LISTED_MAX);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof want, "\nksmenable_cgroups_left_out_candidate_bytes %lld\n",
+		 (candidate - listed_candidate) * 4096);
+	CHECK(strstr(text, want));
+	free(text);
+
 	groups_free(&gs);
 }
 
