@@ -264,12 +264,17 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 			human_bytes(general_profit, false));
 }
 
-void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs)
+void groups_json(struct jsonw *w, const struct cgroup_groups *gs)
 {
 	long long page = sysconf(_SC_PAGESIZE);
 
-	jw_array(w, key);
-	for (int i = 0; i < gs->n; i++) {
+	if (!gs) {
+		jw_null(w, "groups");
+		jw_null(w, "groups_left_out");
+		return;
+	}
+	jw_array(w, "groups");
+	for (int i = 0; i < groups_listed(gs); i++) {
 		const struct cgroup_group *g = &gs->g[i];
 
 		jw_object(w, NULL);
@@ -283,4 +288,5 @@ void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *g
 		jw_end(w);
 	}
 	jw_end(w);
+	jw_ll(w, "groups_left_out", gs->n - groups_listed(gs));
 }

@@ -16,10 +16,11 @@
 #include "common/cgtrust.h"
 
 /*
- * The most groups written where each would be a series at every tick (the
- * metrics file): the most merged first; the others are counted as left
- * out.  10,000 containers would otherwise make a metrics file of 9 MB at
- * each of the daemon's ticks (tests/bench/README.md, issue 27).
+ * The most groups written where each would be a series or an object (the
+ * metrics file, --status --json, --status --watch --json): the most merged
+ * first; the others are counted as left out.  10,000 containers would
+ * otherwise make a metrics file of 9 MB at each of the daemon's ticks
+ * (tests/bench/README.md, issue 27).
  */
 #define GROUPS_LISTED_MAX 500
 
@@ -83,7 +84,12 @@ int groups_listed(const struct cgroup_groups *gs);
  */
 void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_profit, int max_rows);
 struct jsonw;
-/* The member KEY: a JSON array of {cgroup, processes, merged_bytes, profit_bytes, candidate_bytes}. */
-void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs);
+/*
+ * The members "groups", an array of {cgroup, pod_uid, container_id,
+ * processes, merged_bytes, profit_bytes, candidate_bytes} of the listed
+ * groups, and "groups_left_out", how many others there are; both null
+ * when GS is NULL (not collected).
+ */
+void groups_json(struct jsonw *w, const struct cgroup_groups *gs);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "host/groups.h"
 #include "host/hoststate.h"
 #include "host/metrics.h"
@@ -218,7 +219,7 @@ static int lines_of(const char *text, const char *prefix, const char *end)
  * after every group was made (the index); i % 3 == 0 merged 2 pages a
  * process; candidate memory 1 page a process, none where i % 11 == 0, so
  * that those of them with nothing merged are left out.  Then the metrics
- * file lists GROUPS_LISTED_MAX, the most merged, and counts the rest.
+ * file and the JSON list GROUPS_LISTED_MAX, the most merged, and count the rest.
  */
 #define MANY 20000
 static void test_many_groups(void)
@@ -228,8 +229,9 @@ static void test_many_groups(void)
 	struct cgroup_groups gs;
 	struct metrics_source src = { .files = &kf, .phase = -1, .groups = &gs, .page = 4096 };
 	long long merged = 0, candidate = 0, listed_candidate = 0;
-	int processes = 0, kept = 0, bad = 0, unsorted = 0;
+	int processes = 0, kept = 0, bad = 0, unsorted = 0, objects = 0;
 	char path[64], want[96], *text = NULL;
+	struct jsonw w;
 	size_t len = 0;
 	FILE *f;
 
@@ -288,6 +290,23 @@ static void test_many_groups(void)
 	CHECK(strstr(text, want));
 	free(text);
 
+	text = NULL;
+	f = open_memstream(&text, &len);
+	jw_start(&w, f);
+	jw_object(&w, NULL);
+	groups_json(&w, &gs);
+	jw_object(&w, "not_collected");
+	groups_json(&w, NULL);
+	jw_finish(&w);
+	fclose(f);
+	CHECK(!strncmp(text, "{\"groups\":[{\"cgroup\":", 21));
+	for (const char *p = text; (p = strstr(p, "{\"cgroup\":")); p++)
+		objects++;
+	CHECK(objects == GROUPS_LISTED_MAX);
+	snprintf(want, sizeof want, "],\"groups_left_out\":%d,", kept - GROUPS_LISTED_MAX);
+	CHECK(strstr(text, want));
+	CHECK(strstr(text, "\"not_collected\":{\"groups\":null,\"groups_left_out\":null}}"));
+	free(text);
 	groups_free(&gs);
 }
 
