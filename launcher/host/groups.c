@@ -185,8 +185,11 @@ void groups_end(struct cgroup_groups *gs)
 	gs->n = k;
 	if (k)
 		qsort(gs->g, (size_t)k, sizeof *gs->g, cmp_group);
-	/* What each names, checked against its cgroups' owners once, for the kept ones only. */
-	for (int i = 0; i < k; i++)
+	/*
+	 * What each names, checked against its cgroups' owners once (an lstat
+	 * a component), for those that are written only.
+	 */
+	for (int i = 0; i < groups_listed(gs); i++)
 		cg_name_of(gs->g[i].path, &gs->g[i].names);
 }
 

@@ -26,7 +26,7 @@
 
 struct cgroup_group {
 	char *path;
-	struct cg_name names;           /* the pod and container it names (cgtrust.h), once kept */
+	struct cg_name names;           /* the pod and container it names (cgtrust.h), once listed */
 	int procs;
 	long long merged_pages;         /* sum of ksm_merging_pages */
 	long long profit_bytes;         /* sum of ksm_process_profit */
@@ -65,8 +65,8 @@ void groups_free(struct cgroup_groups *gs);
 /*
  * groups_collect's steps, for the unit tests: an empty set; one process
  * of group PATH with figures ST and CANDIDATE_PAGES; after the last, the
- * groups with nothing to count left out, the others sorted, and their
- * names checked (cg_name_of).
+ * groups with nothing to count left out, the others sorted, and the
+ * names checked (cg_name_of) of those listed.
  */
 struct ksmenable_stat;
 void groups_init(struct cgroup_groups *gs);
@@ -78,7 +78,8 @@ void groups_end(struct cgroup_groups *gs);
 int groups_listed(const struct cgroup_groups *gs);
 
 /*
- * The table for people: at most MAX_ROWS groups, the sums, and beside
+ * The table for people: at most MAX_ROWS groups (at most
+ * GROUPS_LISTED_MAX: only theirs are named), the sums, and beside
  * them GENERAL_PROFIT (bytes; LLONG_MIN unknown) with the note that the
  * sum of the profits can exceed it.
  */
