@@ -303,6 +303,11 @@ $(O)/bench/fpgen: tests/bench/fpgen.c $(RUN_ARCHIVE) $(CORE)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O2 -g -o $@ $< $(RUN_ARCHIVE) $(CORE) $(RUN_LIBS)
 
+# cgmetrics writes the metrics file with ksm-run's own code, as the daemon does.
+$(O)/bench/cgmetrics: tests/bench/cgmetrics.c $(RUN_ARCHIVE) $(CORE)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O2 -g -o $@ $< $(RUN_ARCHIVE) $(CORE) $(RUN_LIBS)
+
 $(O)/bench/%: tests/bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O2 -g -pthread -o $@ $< -ldl

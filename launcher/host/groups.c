@@ -55,16 +55,58 @@ int cgroup_of_text(char *text, char *out, size_t len)
 	return 0;
 }
 
-/* The group named PATH, made if new; NULL out of memory. */
+/* FNV-1a of the path: the index's hash. */
+static size_t path_hash(const char *s)
+{
+	unsigned long long h = 14695981039346656037ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+/* Room in the index for one more group, at most half full; false out of memory. */
+static bool index_room(struct cgroup_groups *gs)
+{
+	size_t nslots, mask;
+	int *slot;
+
+	if (2 * (gs->n + 1) <= gs->nslots)
+		return true;
+	nslots = gs->nslots ? 2 * (size_t)gs->nslots : 64;
+	if (nslots > INT_MAX || !(slot = calloc(nslots, sizeof *slot)))
+		return false;
+	mask = nslots - 1;
+	for (int i = 0; i < gs->n; i++) {
+		size_t h = path_hash(gs->g[i].path) & mask;
+		while (slot[h])
+			h = (h + 1) & mask;
+		slot[h] = i + 1;
+	}
+	free(gs->slot);
+	gs->slot = slot;
+	gs->nslots = (int)nslots;
+	return true;
+}
+
+/*
+ * The group named PATH, made if new; NULL out of memory.  By the index,
+ * not a search: a machine of 10,000 cgroups made each collect 50 million
+ * comparisons of paths (issue 27).
+ */
 static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
 {
 	struct cgroup_group *g;
+	size_t h, mask;
 
 	if (gs->last < gs->n && !strcmp(gs->g[gs->last].path, path))
 		return &gs->g[gs->last];
-	for (int i = 0; i < gs->n; i++)
-		if (!strcmp(gs->g[i].path, path))
-			return &gs->g[gs->last = i];
+	if (!index_room(gs))
+		return NULL;
+	mask = (size_t)gs->nslots - 1;
+	for (h = path_hash(path) & mask; gs->slot[h]; h = (h + 1) & mask)
+		if (!strcmp(gs->g[gs->slot[h] - 1].path, path))
+			return &gs->g[gs->last = gs->slot[h] - 1];
 	if (gs->n == gs->cap) {
 		int cap = gs->cap ? gs->cap * 2 : 32;
 		struct cgroup_group *ng = realloc(gs->g, (size_t)cap * sizeof *ng);
@@ -78,6 +120,7 @@ static struct cgroup_group *group_of(struct cgroup_groups *gs, const char *path)
 	g->profit_bytes = LLONG_MIN;    /* a kernel without ksm_process_profit: unknown */
 	if (!(g->path = strdup(path)))
 		return NULL;
+	gs->slot[h] = gs->n + 1;
 	gs->last = gs->n++;
 	return g;
 }
@@ -93,11 +136,46 @@ static int cmp_group(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+void groups_init(struct cgroup_groups *gs)
+{
+	memset(gs, 0, sizeof *gs);
+	gs->profit_bytes = LLONG_MIN;
+}
+
+void groups_add(struct cgroup_groups *gs, const char *path, const struct ksmenable_stat *st,
+		long long candidate_pages)
+{
+	struct cgroup_group *g;
+
+	gs->processes++;
+	if (!(g = group_of(gs, path))) {
+		gs->dropped++;
+		return;
+	}
+	g->procs++;
+	if (st->merging_pages > 0) {
+		g->merged_pages += st->merging_pages;
+		gs->merged_pages += st->merging_pages;
+	}
+	known_add(&g->profit_bytes, known_of_stat(st->process_profit));
+	known_add(&gs->profit_bytes, known_of_stat(st->process_profit));
+	g->candidate_pages += candidate_pages;
+}
+
+int groups_listed(const struct cgroup_groups *gs)
+{
+	return gs->n < GROUPS_LISTED_MAX ? gs->n : GROUPS_LISTED_MAX;
+}
+
 /* Leaves out the groups with nothing merged and no candidate memory. */
-static void keep_the_merging(struct cgroup_groups *gs)
+void groups_end(struct cgroup_groups *gs)
 {
 	int k = 0;
 
+	/* The index holds the places before the groups move. */
+	free(gs->slot);
+	gs->slot = NULL;
+	gs->nslots = 0;
 	for (int i = 0; i < gs->n; i++) {
 		if (gs->g[i].merged_pages > 0 || gs->g[i].candidate_pages > 0)
 			gs->g[k++] = gs->g[i];
@@ -107,8 +185,11 @@ static void keep_the_merging(struct cgroup_groups *gs)
 	gs->n = k;
 	if (k)
 		qsort(gs->g, (size_t)k, sizeof *gs->g, cmp_group);
-	/* What each names, checked against its cgroups' owners once, for the kept ones only. */
-	for (int i = 0; i < k; i++)
+	/*
+	 * What each names, checked against its cgroups' owners once (an lstat
+	 * a component), for those that are written only.
+	 */
+	for (int i = 0; i < groups_listed(gs); i++)
 		cg_name_of(gs->g[i].path, &gs->g[i].names);
 }
 
@@ -118,13 +199,11 @@ int groups_collect(struct cgroup_groups *gs)
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 
-	memset(gs, 0, sizeof *gs);
-	gs->profit_bytes = LLONG_MIN;
+	groups_init(gs);
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
 		struct ksmenable_stat st;
-		struct cgroup_group *g;
 		char path[64], text[8192], cg[4096];
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid))
@@ -138,22 +217,10 @@ int groups_collect(struct cgroup_groups *gs)
 			gs->unreadable++;
 			continue;
 		}
-		gs->processes++;
-		if (!(g = group_of(gs, cg))) {
-			gs->dropped++;
-			continue;
-		}
-		g->procs++;
-		if (st.merging_pages > 0) {
-			g->merged_pages += st.merging_pages;
-			gs->merged_pages += st.merging_pages;
-		}
-		known_add(&g->profit_bytes, known_of_stat(st.process_profit));
-		known_add(&gs->profit_bytes, known_of_stat(st.process_profit));
-		g->candidate_pages += candidate_process_kb((pid_t)pid, &st) * 1024 / page;
+		groups_add(gs, cg, &st, candidate_process_kb((pid_t)pid, &st) * 1024 / page);
 	}
 	closedir(d);
-	keep_the_merging(gs);
+	groups_end(gs);
 	return 0;
 }
 
@@ -162,6 +229,7 @@ void groups_free(struct cgroup_groups *gs)
 	for (int i = 0; i < gs->n; i++)
 		free(gs->g[i].path);
 	free(gs->g);
+	free(gs->slot);
 	memset(gs, 0, sizeof *gs);
 }
 
@@ -199,12 +267,17 @@ void groups_text(FILE *f, const struct cgroup_groups *gs, long long general_prof
 			human_bytes(general_profit, false));
 }
 
-void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *gs)
+void groups_json(struct jsonw *w, const struct cgroup_groups *gs)
 {
 	long long page = sysconf(_SC_PAGESIZE);
 
-	jw_array(w, key);
-	for (int i = 0; i < gs->n; i++) {
+	if (!gs) {
+		jw_null(w, "groups");
+		jw_null(w, "groups_left_out");
+		return;
+	}
+	jw_array(w, "groups");
+	for (int i = 0; i < groups_listed(gs); i++) {
 		const struct cgroup_group *g = &gs->g[i];
 
 		jw_object(w, NULL);
@@ -218,4 +291,5 @@ void groups_json(struct jsonw *w, const char *key, const struct cgroup_groups *g
 		jw_end(w);
 	}
 	jw_end(w);
+	jw_ll(w, "groups_left_out", gs->n - groups_listed(gs));
 }

@@ -234,6 +234,9 @@ static void sysfs_metrics(FILE *f, const struct ksm_files *kf)
 	}
 }
 
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
+
 static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 {
 	static const struct { const char *name, *help; } fam[] = {
@@ -244,14 +247,15 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 		{ "cgroup_candidate_bytes", "Present anonymous memory of the cgroup's processes that KSM may merge" },
 	};
 
-	if (!gs->n)
-		return;
-	for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+	int listed = groups_listed(gs);
+	long long left_candidate = 0;
+
+	for (size_t k = 0; listed && k < sizeof fam / sizeof fam[0]; k++) {
 		/* A kernel without ksm_process_profit (before 6.4): no profit series, rather than 0. */
 		if (k == 2 && gs->profit_bytes == LLONG_MIN)
 			continue;
 		family(f, fam[k].name, "gauge", fam[k].help);
-		for (int i = 0; i < gs->n; i++) {
+		for (int i = 0; i < listed; i++) {
 			const struct cgroup_group *g = &gs->g[i];
 			long long v = k == 0 ? g->procs : k == 1 ? g->merged_pages * page :
 				      k == 2 ? g->profit_bytes : g->candidate_pages * page;
@@ -259,6 +263,15 @@ static void group_metrics(FILE *f, const struct cgroup_groups *gs, long page)
 				group_sample(f, fam[k].name, g, v);
 		}
 	}
+	/* The rest, bounded so that 10,000 containers do not make a file of megabytes at every tick. */
+	for (int i = listed; i < gs->n; i++)
+		left_candidate += gs->g[i].candidate_pages * page;
+	family(f, "cgroups_left_out", "gauge", "Cgroups with merged pages or candidate memory that have no "
+	       "ksmenable_cgroup_ series: only the " TEXT(GROUPS_LISTED_MAX) " most merged are written");
+	sample_ll(f, "cgroups_left_out", NULL, NULL, gs->n - listed);
+	family(f, "cgroups_left_out_candidate_bytes", "gauge", "Candidate memory of the cgroups left out, "
+	       "which a sum of ksmenable_cgroup_candidate_bytes over cgroups misses");
+	sample_ll(f, "cgroups_left_out_candidate_bytes", NULL, NULL, left_candidate);
 }
 
 /* NAME{command="...",file="..."} V: the labels of a command's series, in the order node_exporter sorts them. */

@@ -327,10 +327,7 @@ static void status_json(void)
 	n = top_processes_collect(&t);
 	status_json_processes(&w, t, n, true);
 	free(t);
-	if (groups_collect(&gs))
-		jw_null(&w, "groups");
-	else
-		groups_json(&w, "groups", &gs);
+	groups_json(&w, groups_collect(&gs) ? NULL : &gs);
 	groups_free(&gs);
 	agent_status_json(&w);
 	jw_finish(&w);

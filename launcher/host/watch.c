@@ -120,10 +120,7 @@ static void json_view(const struct view *v)
 	status_json_tuning(&w, v->st_r, &v->st);
 	jw_end(&w);
 	status_json_processes(&w, v->top, v->ntop, false);
-	if (v->groups_ok)
-		groups_json(&w, "groups", &v->groups);
-	else
-		jw_null(&w, "groups");
+	groups_json(&w, v->groups_ok ? &v->groups : NULL);
 	jw_finish(&w);
 }
 

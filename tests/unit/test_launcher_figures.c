@@ -1,7 +1,8 @@
 /*
  * Unit tests of the host-wide figures, without root: the group of a
  * process from /proc/PID/cgroup, the exposition format's label escaping,
- * the metrics text of a made-up machine, and the --metrics-file path check.
+ * the metrics text of a made-up machine, a machine of 20,000 cgroups, and
+ * the --metrics-file path check.
  * Run from the top of the tree.
  */
 #include <limits.h>
@@ -9,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
 #include "host/groups.h"
 #include "host/hoststate.h"
 #include "host/metrics.h"
+#include "ksmenable.h"
 #include "unit.h"
 
 static int group_of(const char *text, char *out, size_t len)
@@ -133,6 +136,9 @@ static void test_format(void)
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"/system.slice/a\\\"b.service\"} 40960\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_profit_bytes{cgroup=\"/web\"} -64\n"));
 	CHECK(strstr(text, "ksmenable_cgroup_candidate_bytes{cgroup=\"/web\"} 20480\n"));
+	/* Every group written: none left out. */
+	CHECK(strstr(text, "\nksmenable_cgroups_left_out 0\n"));
+	CHECK(strstr(text, "\nksmenable_cgroups_left_out_candidate_bytes 0\n"));
 	/* A pod's container: its IDs as labels, for a join with kube-state-metrics. */
 	CHECK(strstr(text, "ksmenable_cgroup_merged_bytes{cgroup=\"" POD_PATH "\",container_id=\"" CONTAINER_ID
 		     "\",pod_uid=\"3f2a0c1d-5b6e-4a4b-9c9d-0123456789ab\"} 4096\n"));
@@ -191,6 +197,119 @@ static void test_format(void)
 	free(text);
 }
 
+/* The lines of TEXT that begin with PREFIX and end with END. */
+static int lines_of(const char *text, const char *prefix, const char *end)
+{
+	int n = 0;
+
+	for (const char *p = text, *nl; *p; p = nl + 1) {
+		size_t len = (nl = strchrnul(p, '\n')) - p;
+
+		n += len >= strlen(prefix) + strlen(end) && !strncmp(p, prefix, strlen(prefix)) &&
+		     !strncmp(nl - strlen(end), end, strlen(end));
+		if (!*nl)
+			break;
+	}
+	return n;
+}
+
+/*
+ * 20,000 groups fed as groups_collect feeds them: group i has i % 7 + 1
+ * processes, the first two in a run (the last group found), the others
+ * after every group was made (the index); i % 3 == 0 merged 2 pages a
+ * process; candidate memory 1 page a process, none where i % 11 == 0, so
+ * that those of them with nothing merged are left out.  Then the metrics
+ * file and the JSON list GROUPS_LISTED_MAX, the most merged, and count the rest.
+ */
+#define MANY 20000
+static void test_many_groups(void)
+{
+	static struct ksm_files kf;
+	static unsigned char seen[MANY];
+	struct cgroup_groups gs;
+	struct metrics_source src = { .files = &kf, .phase = -1, .groups = &gs, .page = 4096 };
+	long long merged = 0, candidate = 0, listed_candidate = 0;
+	int processes = 0, kept = 0, bad = 0, unsorted = 0, objects = 0;
+	char path[64], want[96], *text = NULL;
+	struct jsonw w;
+	size_t len = 0;
+	FILE *f;
+
+	groups_init(&gs);
+	for (int pass = 0; pass < 7; pass++)
+		for (int i = 0; i < MANY; i++) {
+			struct ksmenable_stat st = { .rmap_items = -1, .merging_pages = i % 3 ? 0 : 2,
+						     .process_profit = 4096, .merge_any = 1, .mergeable = 1 };
+			int procs = i % 7 + 1, runs = pass == 0 ? (procs > 1 ? 2 : 1) : pass >= 2 && pass < procs;
+
+			snprintf(path, sizeof path, "/kubepods.slice/t-%d.scope", i);
+			for (int r = 0; r < runs; r++) {
+				groups_add(&gs, path, &st, i % 11 ? 1 : 0);
+				processes++;
+				merged += st.merging_pages;
+				candidate += i % 11 ? 1 : 0;
+			}
+		}
+	CHECK(gs.n == MANY && gs.nslots >= 2 * MANY && gs.dropped == 0 && gs.processes == processes);
+	groups_end(&gs);
+	for (int i = 0; i < MANY; i++)
+		kept += i % 3 == 0 || i % 11;
+	CHECK(gs.n == kept && !gs.slot && gs.processes == processes);
+	CHECK(gs.merged_pages == merged && gs.profit_bytes == 4096LL * processes);
+	/* Each group once, with its own processes and figures; the most merged first. */
+	for (int k = 0; k < gs.n; k++) {
+		const struct cgroup_group *g = &gs.g[k];
+		int i = -1;
+
+		if (sscanf(g->path, "/kubepods.slice/t-%d.scope", &i) != 1 || i < 0 || i >= MANY || seen[i]++) {
+			bad++;
+			continue;
+		}
+		bad += g->procs != i % 7 + 1 || g->merged_pages != (i % 3 ? 0 : 2LL * g->procs) ||
+		       g->candidate_pages != (i % 11 ? g->procs : 0) || g->profit_bytes != 4096LL * g->procs;
+		unsorted += k && g->merged_pages > gs.g[k - 1].merged_pages;
+		if (k < GROUPS_LISTED_MAX)
+			listed_candidate += g->candidate_pages;
+	}
+	CHECK(bad == 0 && unsorted == 0);
+	CHECK(groups_listed(&gs) == GROUPS_LISTED_MAX);
+
+	f = open_memstream(&text, &len);
+	metrics_format(f, &src);
+	fclose(f);
+	CHECK(lines_of(text, "ksmenable_cgroup_processes{", "") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_profit_bytes{", "") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_candidate_bytes{", "") == GROUPS_LISTED_MAX);
+	/* The most merged: 953 groups have 7 processes of 2 merged pages, 14 pages. */
+	CHECK(lines_of(text, "ksmenable_cgroup_merged_bytes{", "} 57344") == GROUPS_LISTED_MAX);
+	CHECK(lines_of(text, "ksmenable_cgroup_merged_bytes{", "") == GROUPS_LISTED_MAX);
+	snprintf(want, sizeof want, "\nksmenable_cgroups_left_out %d\n", kept - GROUPS_LISTED_MAX);
+	CHECK(strstr(text, want));
+	snprintf(want, sizeof want, "\nksmenable_cgroups_left_out_candidate_bytes %lld\n",
+		 (candidate - listed_candidate) * 4096);
+	CHECK(strstr(text, want));
+	free(text);
+
+	text = NULL;
+	f = open_memstream(&text, &len);
+	jw_start(&w, f);
+	jw_object(&w, NULL);
+	groups_json(&w, &gs);
+	jw_object(&w, "not_collected");
+	groups_json(&w, NULL);
+	jw_finish(&w);
+	fclose(f);
+	CHECK(!strncmp(text, "{\"groups\":[{\"cgroup\":", 21));
+	for (const char *p = text; (p = strstr(p, "{\"cgroup\":")); p++)
+		objects++;
+	CHECK(objects == GROUPS_LISTED_MAX);
+	snprintf(want, sizeof want, "],\"groups_left_out\":%d,", kept - GROUPS_LISTED_MAX);
+	CHECK(strstr(text, want));
+	CHECK(strstr(text, "\"not_collected\":{\"groups\":null,\"groups_left_out\":null}}"));
+	free(text);
+	groups_free(&gs);
+}
+
 static void test_paths(void)
 {
 	char why[PATH_MAX + 128];
@@ -205,4 +324,4 @@ static void test_paths(void)
 }
 
 UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_labels), UNIT_TEST(test_format),
-	  UNIT_TEST(test_paths))
+	  UNIT_TEST(test_many_groups), UNIT_TEST(test_paths))
