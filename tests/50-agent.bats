@@ -799,25 +799,26 @@ user = root
 action = auto"
 	# A PID namespace whose PID 1, a shell as an init or a supervisor would
 	# be, shares its cgroup with the agent and a process the rule names.
-	start_workload daemon-ns -- sh -c "$IN_CGROUP" sh "$CG_DIR" unshare --pid --fork --mount-proc sh -c '
+	start_workload daemon_ns -- sh -c "$IN_CGROUP" sh "$CG_DIR" unshare --pid --mount-proc --kill-child=TERM sh -c '
 		"$1" sleep 30 &
 		"$2" --daemon --policy="$3" & agent=$!
 		trap "kill -TERM $agent; wait $agent; exit 0" TERM
 		echo READY
 		wait' sh "$(attachee)" "$KSM_RUN" "$POLICY"
-	wait_until 5 eval '[ -s "/proc/$(wl_pid daemon-ns)/task/$(wl_pid daemon-ns)/children" ]'
-	init=$(cat "/proc/$(wl_pid daemon-ns)/task/$(wl_pid daemon-ns)/children")
+	# unshare ignores TERM; its child, the namespace's PID 1, gets TERM when it ends (teardown's KILL).
+	wait_until 5 eval '[ -n "$(cat "/proc/$(wl_pid daemon_ns)/task/$(wl_pid daemon_ns)/children")" ]'
+	init=$(cat "/proc/$(wl_pid daemon_ns)/task/$(wl_pid daemon_ns)/children")
 	init=${init%% *}
 	wait_until 5 eval 'kids=$(cat "/proc/$init/task/$init/children"); [ "$(wc -w <<<"$kids")" = 2 ]'
 	for k in $kids; do [ "$(readlink "/proc/$k/exe")" = "$(attachee)" ] && mate=$k; done
 	[ -n "$mate" ]
-	wait_until 5 logged daemon-ns "the agent's cgroup ${CG_DIR#"$(cgroup_root)"} is PID 1's, every process's" ||
-		{ cat "$(wl_err daemon-ns)"; return 1; }
-	wait_until 5 ksm_on "$mate" || { cat "$(wl_err daemon-ns)"; return 1; }
+	wait_until 5 logged daemon_ns "the agent's cgroup ${CG_DIR#"$(cgroup_root)"} is PID 1's, every process's" ||
+		{ cat "$(wl_err daemon_ns)"; return 1; }
+	wait_until 5 ksm_on "$mate" || { cat "$(wl_err daemon_ns)"; return 1; }
 	# --status where the agent runs (its PID namespace).
 	run -0 nsenter -t "$init" -p -m "$KSM_RUN" --status
 	[[ $output == *"  its own cgroup: "*" is PID 1's, every process's (no service manager gave the agent one): it keeps no process out"* ]] ||
 		{ echo "$output"; return 1; }
 	kill -TERM "$init"
-	wait_workload daemon-ns
+	wait_workload daemon_ns
 }
