@@ -106,16 +106,17 @@ rate_is_the_tuners() {
 	start_tuned b
 	# Both merged and levelled off: the steady phase (after at least 10 s).
 	wait_until 40 knob_below pages_to_scan 5000
-	wait_until 3 phase_is 2
+	wait_until 15 phase_is 2
 	stop_workload b
 	# An ending command is not new work: still steady 3 s later.
 	sleep 3
 	knob_below pages_to_scan 5000
 	[ "$(state_phase)" = 2 ]
 	start_merging c
-	wait_until 3 knob_is pages_to_scan 5000
+	# Within a few ticks; a TCG guest's are slow (the speed is make bench's to measure).
+	wait_until 15 knob_is pages_to_scan 5000
 	[ "$(knob_value sleep_millisecs)" = 10 ]
-	wait_until 3 phase_is 1
+	wait_until 15 phase_is 1
 	stop_workload c
 	stop_workload a
 }
@@ -126,8 +127,8 @@ rate_is_the_tuners() {
 	a=$(wl_pid first)
 	start_workload second -- "$KSM_RUN" -q --no-tune -- "$PROGS/sigprog" wait
 	b=$(wl_pid second)
-	wait_until 3 users_registered 2
-	wait_until 3 phase_is 1
+	wait_until 15 users_registered 2
+	wait_until 15 phase_is 1
 	run -0 --separate-stderr "$KSM_RUN" --status --json
 	echo "$output" | jq -e . >/dev/null
 	[ "$(jq -r .tuning.tuner.pid <<<"$output")" = "$a" ]
