@@ -117,8 +117,12 @@ static const struct mistake {
 	{ "[rule a/b]\n", 1, "rule name 'a/b'" },
 	{ "[rule a]\nunit = a.service\naction = prctl\n[rule a]\nunit = b.service\naction = prctl\n", 4,
 	  "rule a is already defined at test.conf:1" },
-	/* Whatever another user wrote into a value is printed escaped. */
+	/* Whatever another user wrote into a value is printed escaped, */
 	{ "[rule a]\nunit = \033[31m.service\naction = prctl\n", 2, "unit = \\x1b[31m.service" },
+	/* also where the library's own code judged it (fuzz_policy: the action's bytes came out raw). */
+	{ "[rule a]\nunit = a.service\naction = \033[2J\n", 3, "rule a: action='\\x1b[2J': unknown mode" },
+	{ "[rule a]\nunit = a.service\naction = madvise\nallow = \302\233\377\n", 4,
+	  "rule a: allow='\\xc2\\x9b\\xff': unknown selector '\\xc2\\x9b\\xff'" },
 };
 
 static void test_each_mistake_is_said_with_its_line(void)
