@@ -124,7 +124,8 @@ static const char *rule_unit_problem(const char *s)
 		return "a user manager's unit is written user@UID.service/NAME";
 	memcpy(manager, s, n);
 	manager[n] = '\0';
-	if (strncmp(manager, "user@", 5) || strcmp(manager + n - 8, ".service") || n < 14 ||
+	/* The length first: ".service" is looked for at its end. */
+	if (n < 14 || strncmp(manager, "user@", 5) || strcmp(manager + n - 8, ".service") ||
 	    strspn(manager + 5, "0123456789") != n - 13)
 		return "a user manager's unit is written user@UID.service/NAME (UID a number)";
 	if ((problem = unit_problem(slash + 1)))

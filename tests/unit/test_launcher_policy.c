@@ -101,6 +101,9 @@ static const struct mistake {
 	{ "[rule a]\nunit = a.service\nunit = b.service\naction = prctl\n", 3, "unit is given twice in rule a (also at line 2)" },
 	{ "[rule a]\nunit = a\naction = prctl\n", 2, "with .service, .scope or .slice" },
 	{ "[rule a]\nunit = a b.service\naction = prctl\n", 2, "only letters, digits" },
+	/* A manager's name shorter than ".service" (fuzz_policy: it was read from before its buffer). */
+	{ "[rule a]\nunit = user@1/a.service\naction = prctl\n", 2, "written user@UID.service/NAME (UID a number)" },
+	{ "[rule a]\nunit = user@/a.service\naction = prctl\n", 2, "written user@UID.service/NAME (UID a number)" },
 	{ "[rule a]\ncgroup = system.slice\naction = prctl\n", 2, "it begins with '/'" },
 	{ "[rule a]\nexe = /usr/bin/[a\naction = prctl\n", 2, "exe = /usr/bin/[a:" },
 	{ "[rule a]\nuser = no-such-user-here\naction = prctl\n", 2, "no such user" },
