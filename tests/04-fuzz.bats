@@ -109,3 +109,7 @@ fuzz_briefly() {
 @test "fuzz: the JSON string writer against a strict decoder of its own (json_str)" {
 	fuzz_briefly json
 }
+
+@test "fuzz: the host agent's policy files, and their round trip (policy_parse, policy_rule_*_text)" {
+	fuzz_briefly policy
+}
