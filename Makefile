@@ -396,9 +396,12 @@ $(FUZZ_O)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h Makefile $(FUZZ_RUN) $(F
 
 # Seams at link time, no change to the code under test: options_parse ends
 # the process through exit() (die(), --help), which the harness catches;
-# the readers of files get short reads, EINTR and EIO (fuzz_read.h).
+# the readers of files get short reads, EINTR and EIO (fuzz_read.h); a
+# policy's user= is looked up in the harness's own table of users, not in
+# the machine's password database (files, and systemd's userdb).
 $(FUZZ_O)/fuzz_options: FUZZ_LDFLAGS = -Wl,--wrap=exit
 $(FUZZ_O)/fuzz_maps $(FUZZ_O)/fuzz_ksmstat: FUZZ_LDFLAGS = -Wl,--wrap=read
+$(FUZZ_O)/fuzz_policy: FUZZ_LDFLAGS = -Wl,--wrap=getpwnam_r
 
 # Each harness in turn, all of them even when one fails; a failure leaves
 # its input in build/fuzz/crashes/NAME/.  -close_fd_mask=3: the code under

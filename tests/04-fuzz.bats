@@ -109,3 +109,11 @@ fuzz_briefly() {
 @test "fuzz: the JSON string writer against a strict decoder of its own (json_str)" {
 	fuzz_briefly json
 }
+
+@test "fuzz: the host agent's policy files, and their round trip (policy_parse, policy_rule_*_text)" {
+	fuzz_briefly policy
+}
+
+@test "fuzz: cgroup paths as users and containers shape them (cg_name_parse, cg_name_text, cg_unit_find)" {
+	fuzz_briefly cgname
+}

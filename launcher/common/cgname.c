@@ -198,14 +198,18 @@ static int alone_scan(const char *p, const char *end, struct cg_name *n, const c
 			return 1;
 		}
 		if ((r = form_of(c, ALONE, &f, id)) == 0) {
-			if (runtime_parent(c) || (ends(prev, ".slice") && ends(c, ".service")))
+			/* Below a service, its holder makes what it likes: the payload alone is a runtime's. */
+			if (!ends(prev, ".service") &&
+			    (runtime_parent(c) || (ends(prev, ".slice") && ends(c, ".service"))))
 				continue;
 			return 0;       /* below a scope or a plain cgroup: no runtime's place */
 		}
+		if (r < 0)
+			return -1;      /* a form without a valid ID (form_of sets no *F then) */
 		/* In a service, only the payload of podman --cgroups=split (Quadlet) is a runtime's. */
 		if (ends(prev, ".service") && strcmp(f->prefix, "libpod-payload-"))
 			return 0;
-		if (r < 0 || f->runtime == CG_NONE)
+		if (f->runtime == CG_NONE)
 			return -1;
 		n->runtime = f->runtime;
 		memcpy(n->container_id, id, sizeof id);

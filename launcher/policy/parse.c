@@ -124,7 +124,8 @@ static const char *rule_unit_problem(const char *s)
 		return "a user manager's unit is written user@UID.service/NAME";
 	memcpy(manager, s, n);
 	manager[n] = '\0';
-	if (strncmp(manager, "user@", 5) || strcmp(manager + n - 8, ".service") || n < 14 ||
+	/* The length first: ".service" is looked for at its end. */
+	if (n < 14 || strncmp(manager, "user@", 5) || strcmp(manager + n - 8, ".service") ||
 	    strspn(manager + 5, "0123456789") != n - 13)
 		return "a user manager's unit is written user@UID.service/NAME (UID a number)";
 	if ((problem = unit_problem(slash + 1)))
@@ -249,8 +250,9 @@ static void close_rule(struct parser *ps)
 		fail(ps, r->line, "rule %s has no action (accepted: action = auto, prctl, madvise or off)", r->name);
 		return;
 	}
+	/* The library's message quotes the value as it is, for its own stderr: escaped here, as every value. */
 	if (config_load(&r->lib, &(struct config_source){ rule_get, rule_name, &src }, why, sizeof why))
-		fail(ps, src.line ? src.line : r->line, "rule %s: %s", r->name, why);
+		fail(ps, src.line ? src.line : r->line, "rule %s: %s", r->name, printable(why));
 	else if (r->lib.mode == MODE_OFF && (r->allow || r->deny || r->min_size))
 		fail(ps, ps->key_line[r->allow ? K_ALLOW : r->deny ? K_DENY : K_MIN_SIZE],
 		     "rule %s: action = off keeps KSM out of the whole process: it takes no selection", r->name);

@@ -164,9 +164,18 @@ static void test_podman(void)
 	CHECK(refused("/system.slice/redis.service/runtime"));
 	CHECK(refused("/user.slice/user-1000.slice/user@1000.service/app.slice/redis.service/libpod-payload-"
 		      "e8c29da1a2f6c4bb032304f7dfbc5a767e026092c4a2fcbc830e58565f972f54"));
-	/* Only the payload's form is a runtime's in a service: anything else there is the service's own. */
+	/* Only the payload's form is a runtime's in a service: anything else there is the service's own, */
 	CHECK(refused("/system.slice/redis.service/libpod-" ID_PODMAN ".scope"));
 	CHECK(refused("/system.slice/redis.service/docker-" ID_PODMAN ".scope"));
+	/* and so is what lies below it, slices and the cgroupfs drivers' parents too (fuzz_cgname found these). */
+	CHECK(refused("/system.slice/redis.service/docker/" ID_GKE));
+	CHECK(refused("/system.slice/redis.service/x.slice/docker-" ID_GKE ".scope"));
+	CHECK(refused("/system.slice/redis.service/libpod_parent/libpod-" ID_PODMAN));
+	CHECK(refused("/system.slice/redis.service/libpod_parent/conmon"));
+	CHECK(refused("/system.slice/redis.service/x.slice/docker-" ID_GKE ".scope" KIND_POD));
+	/* A runtime's form with no valid ID in a service: refused (it was read through an unset pointer). */
+	CHECK(refused("/system.slice/redis.service/libpod-payload-e8c29da1a2f6c4678f3"));
+	CHECK(refused("/system.slice/redis.service/docker-1.scope"));
 	/* Built: a container of a Podman pod, in the pod's slice (libpod names it machine-libpod_pod_<POD>.slice). */
 	CHECK(names("/machine.slice/machine-libpod_pod_" ID_GKE ".slice/libpod-" ID_PODMAN ".scope", CG_PODMAN,
 		    CG_QOS_NONE, false, "", ID_PODMAN));

@@ -101,6 +101,9 @@ static const struct mistake {
 	{ "[rule a]\nunit = a.service\nunit = b.service\naction = prctl\n", 3, "unit is given twice in rule a (also at line 2)" },
 	{ "[rule a]\nunit = a\naction = prctl\n", 2, "with .service, .scope or .slice" },
 	{ "[rule a]\nunit = a b.service\naction = prctl\n", 2, "only letters, digits" },
+	/* A manager's name shorter than ".service" (fuzz_policy: it was read from before its buffer). */
+	{ "[rule a]\nunit = user@1/a.service\naction = prctl\n", 2, "written user@UID.service/NAME (UID a number)" },
+	{ "[rule a]\nunit = user@/a.service\naction = prctl\n", 2, "written user@UID.service/NAME (UID a number)" },
 	{ "[rule a]\ncgroup = system.slice\naction = prctl\n", 2, "it begins with '/'" },
 	{ "[rule a]\nexe = /usr/bin/[a\naction = prctl\n", 2, "exe = /usr/bin/[a:" },
 	{ "[rule a]\nuser = no-such-user-here\naction = prctl\n", 2, "no such user" },
@@ -117,8 +120,12 @@ static const struct mistake {
 	{ "[rule a/b]\n", 1, "rule name 'a/b'" },
 	{ "[rule a]\nunit = a.service\naction = prctl\n[rule a]\nunit = b.service\naction = prctl\n", 4,
 	  "rule a is already defined at test.conf:1" },
-	/* Whatever another user wrote into a value is printed escaped. */
+	/* Whatever another user wrote into a value is printed escaped, */
 	{ "[rule a]\nunit = \033[31m.service\naction = prctl\n", 2, "unit = \\x1b[31m.service" },
+	/* also where the library's own code judged it (fuzz_policy: the action's bytes came out raw). */
+	{ "[rule a]\nunit = a.service\naction = \033[2J\n", 3, "rule a: action='\\x1b[2J': unknown mode" },
+	{ "[rule a]\nunit = a.service\naction = madvise\nallow = \302\233\377\n", 4,
+	  "rule a: allow='\\xc2\\x9b\\xff': unknown selector '\\xc2\\x9b\\xff'" },
 };
 
 static void test_each_mistake_is_said_with_its_line(void)
