@@ -352,7 +352,7 @@ bench: all progs $(BENCHES)
 #   make fuzz [FUZZ_SECONDS=60]           the seccomp judge against the kernel with
 #                                         10000 filters (make check: 1000), then
 #                                         each harness in turn that long
-#   make fuzz FUZZ=glob FUZZ_ARGS='-runs=10000000 -print_final_stats=1'
+#   make fuzz FUZZ=glob FUZZ_SECONDS=3600 FUZZ_ARGS='-runs=10000000 -print_final_stats=1'
 #
 # tests/04-fuzz.bats (make check) runs each briefly on its seeds.
 FUZZ_CC      ?= clang
