@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # ksm-run: running the command, its environment, exit statuses, bad options.
-# ci: lock asan guest
+# ci: lock asan
 
 load helpers
 load launcher_helpers

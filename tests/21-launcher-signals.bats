@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # ksm-run: signals sent to ksm-run reach the command; ksm-run outlives it.
-# ci: lock asan guest
+# ci: lock asan
 
 load helpers
 load launcher_helpers

@@ -3,7 +3,7 @@
 # the exit lines of the command's tree, the environment, option values) is
 # checked before it is used, and a hostile start (SIGCHLD ignored) cannot
 # hang it.
-# ci: lock asan guest
+# ci: lock asan
 
 load helpers
 load launcher_helpers
