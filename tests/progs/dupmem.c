@@ -45,6 +45,10 @@
  *                   written: prints "verify ok", or exits 3
  *   name=NAME       name the last mmap region [anon:NAME] (PR_SET_VMA)
  *   sleep=MS        sleep
+ *   merged=PAGES    wait until ksmd has merged PAGES of this process
+ *                   (/proc/self/ksm_merging_pages), 120 s at most; where
+ *                   the kernel lacks the file (before 5.19), sleep 5 s: a
+ *                   test then waits for merging, not for the clock
  *   merge=0|1       prctl(PR_SET_MEMORY_MERGE)
  *   merge=auto      the prctl where the kernel has it (6.4), else every
  *                   private region made afterwards is advised mergeable
@@ -279,6 +283,7 @@ static int heap_by_brk(void)
 }
 
 static int run(int argc, char **argv, int i);
+static void wait_merged(long pages);
 
 /* Keeps KIB of filled stack alive while the remaining actions run. */
 static int with_stack(size_t kib, int argc, char **argv, int i)
@@ -412,6 +417,8 @@ static int run(int argc, char **argv, int i)
 		} else if (!strncmp(a, "sleep=", 6)) {
 			struct timespec ts = { atol(v) / 1000, (atol(v) % 1000) * 1000000L };
 			nanosleep(&ts, NULL);
+		} else if (!strncmp(a, "merged=", 7)) {
+			wait_merged(atol(v));
 		} else if (!strcmp(a, "merge=auto")) {
 			if (prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
 				if (errno != EINVAL)
@@ -457,6 +464,30 @@ static int run(int argc, char **argv, int i)
 		}
 	}
 	return 0;
+}
+
+/* merged=PAGES: see the header. */
+static void wait_merged(long pages)
+{
+	const struct timespec tick = { 0, 50 * 1000000L };
+
+	for (int i = 0; i < 120 * 20; i++) {
+		FILE *f = fopen("/proc/self/ksm_merging_pages", "re");
+		long now = -1;
+
+		if (f) {
+			if (fscanf(f, "%ld", &now) != 1)
+				now = -1;
+			fclose(f);
+		}
+		if (now < 0) {
+			nanosleep(&(struct timespec){ 5, 0 }, NULL);
+			return;
+		}
+		if (now >= pages)
+			return;
+		nanosleep(&tick, NULL);
+	}
 }
 
 int main(int argc, char **argv)
