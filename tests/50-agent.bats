@@ -410,9 +410,11 @@ made_by_nobody() {
 	tenant=$CG_DIR
 	delegate "$tenant"
 	made_by_nobody "$tenant" "kubepods/burstable/pod$uid/$cid"
-	start_workload forged -- "${NOBODY[@]}" sh -c "$IN_CGROUP" sh "$CG_DIR" "$NB_PROGS/attachee" --dup=4 sleep 30
+	# Moved there by root, then the user's: on cgroup v2 (the 6.1 guest) a
+	# move needs write access to the common ancestor, which the user lacks.
+	start_workload forged -- sh -c "$IN_CGROUP" sh "$CG_DIR" "${NOBODY[@]}" "$NB_PROGS/attachee" --dup=4 sleep 30
 	made_by_nobody "$tenant" "php-fpm.service"
-	start_workload unit -- "${NOBODY[@]}" sh -c "$IN_CGROUP" sh "$CG_DIR" "$NB_PROGS/attachee" sleep 30
+	start_workload unit -- sh -c "$IN_CGROUP" sh "$CG_DIR" "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 30
 	start_workload pod -- sh -c "$IN_CGROUP" sh "$real" "$NB_PROGS/attachee" --dup=4 sleep 30
 	policy "[rule pod]
 pod = $uid
@@ -661,7 +663,8 @@ action = auto"
 	printf 'cross-domain = yes\n' >>"$POLICY"
 	kill -HUP "$(wl_pid daemon)"
 	wait_until 5 ksm_on "$(wl_pid a)" && wait_until 5 ksm_on "$(wl_pid b)"
-	sleep 1.2
+	# The census behind --status is taken every 5 s (AGENT_CENSUS_S).
+	wait_until 15 eval '"$KSM_RUN" --status | grep -q "spans 2 security domains"'
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"-> auto; across security domains: 2 enabled"* ]]
 	logged daemon "rule root: warning: the memory the agent made mergeable spans security domains now: pod "
