@@ -146,12 +146,24 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 	out->domains = census_domains(&a->census);
 }
 
+int agent_fields(char *line, char **f, int n)
+{
+	int k = 0;
+
+	for (char *s = line; k < n && s; k++) {
+		f[k] = s;
+		if ((s = strchr(s, '\t')))
+			*s++ = '\0';
+	}
+	return k;
+}
+
 int agent_life_read(struct agent_life *l)
 {
-	char text[256], *f[4], *s = text;
+	char text[256], *f[4];
+	unsigned long long start;
 	struct stat st;
 	FILE *in;
-	int n = 0;
 
 	memset(l, 0, sizeof *l);
 	/* The agent line comes first: a short read of the file is enough (statefile.h's checks, by hand). */
@@ -163,18 +175,13 @@ int agent_life_read(struct agent_life *l)
 		text[0] = '\0';
 	fclose(in);
 	text[strcspn(text, "\n")] = '\0';
-	while (n < 4 && s) {
-		f[n++] = s;
-		if ((s = strchr(s, '\t')))
-			*s++ = '\0';
-	}
-	if (n != 4 || strcmp(f[0], "agent"))
+	if (agent_fields(text, f, 4) != 4 || strcmp(f[0], "agent"))
 		return -1;
 	l->pid = atol(f[1]);
+	start = strtoull(f[2], NULL, 10);
 	l->started = atoll(f[3]);
 	l->last_seen = st.st_mtime;
-	l->running = l->pid > 0 && proc_running_since((pid_t)l->pid, strtoull(f[2], NULL, 10)) &&
-		     strtoull(f[2], NULL, 10) > 0;
+	l->running = l->pid > 0 && start > 0 && proc_running_since((pid_t)l->pid, start);
 	return 0;
 }
 

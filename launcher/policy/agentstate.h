@@ -25,6 +25,9 @@ struct metrics_agent;
 struct metrics_rule;
 void agent_figures(const struct agent *a, struct metrics_rule *rules, struct metrics_agent *out);
 
+/* Splits LINE of the file at tabs, in place, into at most N fields; how many. */
+int agent_fields(char *line, char **f, int n);
+
 /*
  * Who published the agent file, and does it still run?  0, or -1 when there
  * is no file of an agent (none ran, or it stopped as it should: it removes

@@ -71,19 +71,6 @@ static bool still_runs(long pid, unsigned long long start, long long *merged, lo
 	return true;
 }
 
-/* Splits LINE at tabs into at most N fields; how many. */
-static int fields(char *line, char **f, int n)
-{
-	int k = 0;
-
-	for (char *s = line; k < n && s; k++) {
-		f[k] = s;
-		if ((s = strchr(s, '\t')))
-			*s++ = '\0';
-	}
-	return k;
-}
-
 static struct view_rule *rule_named(struct view *v, const char *name)
 {
 	for (size_t i = 0; i < v->nrules; i++)
@@ -131,7 +118,7 @@ static int view_read(struct view *v)
 	}
 	/* The rules first (they come first), then their processes. */
 	for (char *line = strtok_r(v->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		int nf = fields(line, g, 7);
+		int nf = agent_fields(line, g, 7);
 
 		if (nf == 3 && !strcmp(g[0], "watch")) {
 			v->events = !strcmp(g[1], "events");
