@@ -117,3 +117,15 @@ fuzz_briefly() {
 @test "fuzz: cgroup paths as users and containers shape them (cg_name_parse, cg_name_text, cg_unit_find)" {
 	fuzz_briefly cgname
 }
+
+@test "fuzz/README's table of harnesses names each harness of the tree, and no other" {
+	# The table is where a reader learns what each harness checks against;
+	# the json harness once went without a row.
+	local in_tree in_table
+	in_tree=$(cd "$TOP/tests/fuzz" && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//' | sort)
+	in_table=$(awk -F'|' '/^\| harness \| what it feeds/ { t = 1; next }
+		t && !/^\|/ { exit } t && $2 ~ /`/ { gsub(/[ `]/, "", $2); print $2 }' \
+		"$TOP/tests/fuzz/README.md" | sort)
+	[ -n "$in_table" ]
+	diff <(echo "$in_tree") <(echo "$in_table")
+}
