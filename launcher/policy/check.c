@@ -16,6 +16,8 @@ void policy_rule_matches_text(const struct policy_rule *r, char *buf, size_t len
 {
 	const char *sep = "";
 
+	if (len == 0)
+		return;
 	buf[0] = '\0';
 #define MATCH(cond, key, value) \
 	do { if (cond) { text_appendf(buf, len, "%s" key " %s", sep, printable(value)); sep = ", "; } } while (0)
@@ -33,6 +35,8 @@ void policy_rule_action_text(const struct policy_rule *r, char *buf, size_t len)
 {
 	const char *sep = " (";
 
+	if (len == 0)
+		return;
 	snprintf(buf, len, "%s", r->action ? r->action : "?");
 #define SETTING(value, key) \
 	do { if (value) { text_appendf(buf, len, "%s" key "=%s", sep, printable(value)); sep = ", "; } } while (0)

@@ -188,6 +188,11 @@ static void test_the_texts(void)
 	CHECK(!strcmp(buf, "unit a.service, user 0, qos besteffort"));
 	policy_rule_action_text(&p.rules[0], buf, sizeof buf);
 	CHECK(!strcmp(buf, "madvise (allow=anon, min-size=64K); across security domains"));
+	/* A buffer of no bytes is left untouched, as snprintf leaves it. */
+	strcpy(buf, "kept");
+	policy_rule_matches_text(&p.rules[0], buf, 0);
+	policy_rule_action_text(&p.rules[0], buf, 0);
+	CHECK(!strcmp(buf, "kept"));
 	policy_free(&p);
 }
 
