@@ -138,11 +138,14 @@ action = auto"
 	local web=$CG_DIR
 	make_cgroup "agent.slice/other.service"
 	local other=$CG_DIR
-	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 10
 	start_workload roots -- "$NB_PROGS/attachee" sleep 30
 	start_workload inweb -- sh -c "$IN_CGROUP" sh "$web" "$PROGS/dupmem" mmap=1 wait
 	start_workload inother -- sh -c "$IN_CGROUP" sh "$other" "$PROGS/dupmem" mmap=1 wait
 	start_workload globbed -- sh -c "$IN_CGROUP" sh "$other" "$(attachee)" sleep 30
+	# Last, and for 15 s: it must still run when it is looked at, and end by
+	# itself within stop_workload's 20 s.  Started first for 10 s, it had
+	# ended before the first look in the 6.1 guest under load (11 s later).
+	start_workload mine -- "${NOBODY[@]}" "$NB_PROGS/attachee" sleep 15
 	# Two users: the rules accept that their memory merges across them.
 	policy "[rule nobody]
 user = nobody
@@ -245,11 +248,14 @@ exe = $(attachee)
 user = root
 action = auto"
 	start_agent --policy="$POLICY"
-	start_workload late -- sh -c 'echo READY; sleep 1.5; exec "$0" sleep 30' "$(attachee)"
+	# The shell execs when told, not after a sleep: under emulation (the
+	# 6.1 guest beside CI's other phases) 1.5 s passed before ksm_off looked.
+	start_workload late -- sh -c 'echo READY; read -r x; exec "$0" sleep 30' "$(attachee)"
 	local pid
 	pid=$(wl_pid late)
-	sleep 1
+	sleep 1                 # the agent looks at the shell meanwhile
 	ksm_off "$pid"          # the shell: no rule names it
+	echo go >&"${WL_FDS[late]}"
 	wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
 	logged daemon "rule test: $pid (attachee): enabled"
 }
