@@ -55,6 +55,7 @@ struct engine {
 	struct inject in;
 	struct seccomp_filters sf;
 	double budget, t0;              /* this stop's start */
+	double last_stop;               /* how long the last stop lasted, seconds */
 	int next;                       /* the first range not done */
 	unsigned long at;               /* where in it the work goes on (its start: not begun) */
 	bool *still;                    /* per range, in this stop: still the region judged */
@@ -289,7 +290,7 @@ static unsigned long chunk_for(struct engine *e, const struct range *g, unsigned
 	if (e->s_per_unit <= 0) {
 		chunk = (unsigned long)(FIRST_CHUNK / density(g));
 	} else if (left <= 0) {
-		chunk = page;           /* the budget is spent: the least there is (a stop makes progress) */
+		chunk = page;           /* the time is spent: the least there is (a stop makes progress) */
 	} else {
 		chunk = (unsigned long)(left * 0.5 / e->s_per_unit / density(g));
 		if (e->last_chunk && chunk > 4 * e->last_chunk)
@@ -307,6 +308,22 @@ static void learn(double *rate, double sample)
 }
 
 /*
+ * When the stop's work must end.  The budget counts from the seize, but
+ * the calls always get at least half of it: where stopping and reading the
+ * maps alone cost more than the budget (a loaded host, a sanitized
+ * ksm-run, an emulated machine: 15 to 20 ms were seen there), every stop
+ * would otherwise unmerge a single page, and 64 MiB took 16,384 stops,
+ * more than ten minutes.  Such a stop lasts its own cost and half the
+ * budget.
+ */
+static double work_deadline(const struct engine *e)
+{
+	double by_budget = e->t0 + e->budget, least = now_s() + e->budget / 2 + LET_GO_S;
+
+	return by_budget > least ? by_budget : least;
+}
+
+/*
  * The ranges from where the last stop ended, while the budget lasts (at
  * least one call per stop, so that every stop makes progress).  UNMERGE:
  * chunked by cost; else regions that touch are one call.  ALL: no budget.
@@ -315,12 +332,14 @@ static int advance(struct engine *e, int advice, bool all)
 {
 	struct plan_state *ps = e->ps;
 	int calls = 0, err;
+	double deadline;
 
 	recheck(e);
+	deadline = work_deadline(e);
 	while (e->next < ps->n) {
 		struct range *g = &ps->r[e->next];
 		unsigned long from = range_from(e, e->next), to;
-		double left = e->budget - (now_s() - e->t0) - LET_GO_S, predicted, t;
+		double left = deadline - now_s() - LET_GO_S, predicted, t;
 		int last = e->next;
 
 		if (!e->still[e->next]) {
@@ -452,6 +471,7 @@ static void count_stop(struct engine *e)
 	double stop = inject_stopped_for(&e->in);
 
 	r->stopped_s += stop;
+	e->last_stop = stop;
 	if (stop > r->longest_stop_s)
 		r->longest_stop_s = stop;
 	r->stops++;
@@ -472,8 +492,13 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 	}
 	r->outcome = TARGET_DONE;
 	while (work_left(&e)) {
-		if (r->stops) {         /* it runs between the stops, at least as long as it was stopped */
-			double pause = r->longest_stop_s > 0.001 ? r->longest_stop_s : 0.001;
+		/*
+		 * It runs between the stops, at least as long as it was last
+		 * stopped: not the longest stop, of which one slow one (ksm-run
+		 * preempted) made every later pause 115 ms.
+		 */
+		if (r->stops) {
+			double pause = e.last_stop > 0.001 ? e.last_stop : 0.001;
 
 			nanosleep(&(struct timespec){ 0, (long)(pause * 1e9) }, NULL);
 		}
