@@ -153,9 +153,10 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 	# Each stop's calls once got only what was left of the budget after
 	# them: nothing, so one page per stop (16,384 stops for 64 MiB, ten
 	# minutes in the 6.1 guest).  They now get at least half the budget.
-	# Counted, not timed: the stops against the pages (155 stops for 4096
-	# pages here, against 3616 before; an emulated machine unmerges fewer
-	# pages in the same half budget, hence the wide bound).
+	# Counted, not timed: the stops against the pages (for 4096 pages,
+	# 3616 stops before; 155 after, 494 to 770 with ksm-run sanitized,
+	# whose timing of each call is noisier; an emulated machine unmerges
+	# fewer pages in the same half budget: hence two pages a stop).
 	local ksm pages
 	start_workload -- "$(attachee)" --dup=16 sleep 600
 	pages=$((16 * 1024 * 1024 / $(getconf PAGESIZE) * 8 / 10))
@@ -168,7 +169,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 	pages=$(merged_pages "$WL_PID")
 	run -0 --separate-stderr "$KSM_RUN" --detach="$WL_PID" --json --stop-budget=0.001
 	echo "$pages pages merged; $(jq -c '.targets[0] | {stops, stopped_ms, longest_stop_ms}' <<<"$output")"
-	jq -e --argjson pages "$pages" '.targets[0] | .result == "disabled" and .stops > 1 and .stops * 4 < $pages' <<<"$output"
+	jq -e --argjson pages "$pages" '.targets[0] | .result == "disabled" and .stops > 1 and .stops * 2 < $pages' <<<"$output"
 	[ "$(ksm_pages_mapped "$WL_PID")" = 0 ]
 }
 
