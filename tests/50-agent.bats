@@ -177,15 +177,23 @@ cross-domain = yes"
 	[ "$(wl_status mine)" = 0 ]
 }
 
-@test "a process that leaves the rule's cgroup between its judgement and the stop is left alone; one that stays is enabled" {
+# web_rule_and_elsewhere: the cgroups of a unit web.service ($web) and of
+# no unit ($elsewhere), for the caller's locals, and a policy whose rule
+# names the unit.
+web_rule_and_elsewhere() {
 	make_cgroup "agent.slice/web.service"
-	local web=$CG_DIR pid stays
+	web=$CG_DIR
 	make_cgroup "agent.slice/elsewhere"
-	local elsewhere=$CG_DIR
+	elsewhere=$CG_DIR
 	policy "[rule web]
 unit = web.service
 user = root
 action = auto"
+}
+
+@test "a process that leaves the rule's cgroup between its judgement and the stop is left alone; one that stays is enabled" {
+	local web elsewhere pid stays
+	web_rule_and_elsewhere
 	# The test's window: the agent waits 2 s between a judgement and its attach.
 	AGENT_WRAP="env KSM_RUN_TEST_AGENT_PAUSE_MS=2000" start_agent --policy="$POLICY"
 	start_workload moved -- sh -c "$IN_CGROUP" sh "$web" "$(attachee)" sleep 30
@@ -203,14 +211,8 @@ action = auto"
 }
 
 @test "a process moved into a rule's cgroup after it was judged is judged again, within 2 s as a new one" {
-	make_cgroup "agent.slice/web.service"
-	local web=$CG_DIR pid
-	make_cgroup "agent.slice/elsewhere"
-	local elsewhere=$CG_DIR
-	policy "[rule web]
-unit = web.service
-user = root
-action = auto"
+	local web elsewhere pid
+	web_rule_and_elsewhere
 	start_workload moved -- sh -c "$IN_CGROUP" sh "$elsewhere" "$(attachee)" sleep 30
 	pid=$(wl_pid moved)
 	start_agent --policy="$POLICY"
