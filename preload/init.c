@@ -96,7 +96,7 @@ __attribute__((constructor)) static void ksmenable_init(void)
 	owner_is_self();
 	pthread_atfork(marks_atfork_prepare, marks_atfork_parent, marks_atfork_child);
 	pthread_atfork(layout_atfork_prepare, layout_atfork_parent, layout_atfork_child);
-	pthread_atfork(NULL, NULL, rescan_after_fork_child);
+	pthread_atfork(rescan_before_fork, NULL, rescan_after_fork_child);
 	interpose_bind_early();
 	log_init();
 	/* setuid, setgid, file capabilities: the environment is not trusted. */

@@ -40,12 +40,20 @@
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t thread;
-static pid_t thread_tid;              /* its kernel id, set by the thread itself; read after pthread_join */
+static pid_t thread_tid;              /* its kernel id, set by the thread itself: atomic (rescan_before_fork) */
 static int running;                   /* a thread was started and not joined */
 static pid_t owner;                   /* the process whose thread it is */
 static int pauses;                    /* pause_rescan calls not yet resumed */
 static int wanted;                    /* madvise mode asked for a thread */
 static int pass_at_start;             /* the thread starts late: its first pass at once */
+/*
+ * 1 while the thread is in its runtime's code rather than ours: from before
+ * pthread_create until rescan_main begins, and from rescan_main's end until
+ * it is joined.  Set by whoever starts or joins it, cleared at its entry and
+ * after its join: atomic (a fork's prepare handler reads it; see
+ * rescan_before_fork).
+ */
+static int in_runtime;
 /*
  * A forked child's thread, not started yet: it starts at the first wrapped
  * call from then on (CLOCK_MONOTONIC_COARSE, in ns); 0 when none waits.
@@ -118,7 +126,8 @@ static void *rescan_main(void *unused)
 	struct timespec deadline;
 
 	(void)unused;
-	thread_tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+	__atomic_store_n(&in_runtime, 0, __ATOMIC_RELEASE);
 	signals_always_held();          /* its starter blocked them all */
 	/* By itself: pthread_setname_np writes /proc/self/task/TID/comm, an open more per fork. */
 	syscall(SYS_prctl, PR_SET_NAME, "ksmenable", 0UL, 0UL, 0UL);
@@ -147,6 +156,7 @@ static void *rescan_main(void *unused)
 		pthread_mutex_lock(&lock);
 	}
 	pthread_mutex_unlock(&lock);
+	__atomic_store_n(&in_runtime, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -176,6 +186,9 @@ static void start_locked(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	__atomic_store_n(&stopping, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&thread_tid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&in_runtime, 1, __ATOMIC_RELEASE);
+	owner = getpid();
 	/*
 	 * The default stack: glibc takes the program's static TLS out of the
 	 * stack size it is given, and a program with large TLS would leave a
@@ -184,6 +197,7 @@ static void start_locked(void)
 	err = pthread_create(&thread, NULL, rescan_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
+		__atomic_store_n(&in_runtime, 0, __ATOMIC_RELEASE);
 		log_warn("cannot start the rescan thread (errno %d): regions made from now on "
 			 "are covered only when made through mmap", err);
 		if (smaps_fd >= 0) {
@@ -193,7 +207,6 @@ static void start_locked(void)
 		return;
 	}
 	running = 1;
-	owner = getpid();
 }
 
 /*
@@ -229,6 +242,7 @@ static void stop_locked(void)
 	pthread_mutex_unlock(&lock);
 	pthread_join(thread, NULL);
 	wait_gone(thread_tid);
+	__atomic_store_n(&in_runtime, 0, __ATOMIC_RELEASE);
 	running = 0;
 }
 
@@ -290,6 +304,37 @@ static unsigned long long coarse_now_ns(void)
 }
 
 /*
+ * pthread_atfork prepare handler: a fork waits while the thread is in its
+ * runtime's start or end.  A sanitizer runtime (the ASan of clang 14, Debian
+ * 12's) allocates there, outside rescan_main, and does not hold its
+ * allocator's locks across a fork: a fork at that moment left a lock held
+ * for ever in the child, whose next allocation of that size hung (its own
+ * rescan thread's start, in tests/13; 12 runs of 100 of a program that
+ * forks as it begins).  glibc's and musl's own start and end need nothing
+ * a child needs, so there the wait only costs the microseconds of a
+ * start.  Async-signal-safe (a handler may fork), and bounded at 1 s: a
+ * fork from a handler that interrupted an allocation may hold the lock that
+ * the thread's start waits for.  In its end the thread is waited for only
+ * while its task lives: a handler may interrupt the thread that joins it.
+ */
+void rescan_before_fork(void)
+{
+	const struct timespec tick = { 0, 50000 };
+	int saved_errno = errno, i;
+
+	if (owner != getpid())
+		return;
+	for (i = 0; i < 20000 && __atomic_load_n(&in_runtime, __ATOMIC_ACQUIRE); i++) {
+		pid_t tid = __atomic_load_n(&thread_tid, __ATOMIC_RELAXED);
+
+		if (tid > 0 && syscall(SYS_tgkill, getpid(), tid, 0) != 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	errno = saved_errno;
+}
+
+/*
  * pthread_atfork child handler: only the forking thread exists in the
  * child, and the locks may have been held by the parent's threads at the
  * fork; they are made anew.  No thread is started here, nor when fork
@@ -309,6 +354,7 @@ void rescan_after_fork_child(void)
 	control = unlocked;
 	lock = unlocked;
 	running = 0;
+	__atomic_store_n(&in_runtime, 0, __ATOMIC_RELAXED);
 	pauses = 0;
 	owner = had ? getpid() : 0;
 	pass_at_start = 0;

@@ -15,6 +15,8 @@ void rescan_stop(void);
  */
 int rescan_pause(void);
 void rescan_resume(void);
+/* pthread_atfork prepare handler: waits while the thread starts or ends (rescan.c says why). */
+void rescan_before_fork(void);
 /* pthread_atfork child handler: resets the state, starts nothing (rescan.c says why). */
 void rescan_after_fork_child(void);
 /*
