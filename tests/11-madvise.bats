@@ -96,7 +96,7 @@ mergeable_kinds() {
 	requires root
 	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MIN_SIZE=16M -- "$PROGS/dupmem" mmap=8 remap=16 wait
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
-	wait_until 2 region_mergeable $WL_PID "$(workload_region remap)"
+	wait_until 20 region_mergeable $WL_PID "$(workload_region remap)"
 }
 
 @test "madvise mode clears a process-wide flag inherited from the parent" {

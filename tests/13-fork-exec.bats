@@ -29,7 +29,7 @@ ready_pid() { awk '$1 == "READY" { print $2; exit }' "$WL_OUT"; }
 		"$PROGS/dupmem" fork sleep=1100 mmap=8 heap=16 wait
 	child=$(ready_pid)
 	region_mergeable $child "$(workload_region mmap)"
-	wait_until 2 region_mergeable $child "$(workload_region heap)"
+	wait_until 20 region_mergeable $child "$(workload_region heap)"
 	grep -qx ksmenable /proc/$child/task/*/comm
 	wait_until 20 region_merged $child "$(workload_region heap)"
 }

@@ -31,7 +31,7 @@ setup() {
 		"$MPROGS/dupmem" mmap=8 sleep=200 sbrk=8 shared=8 getmerge wait
 	grep -qx "merge_any $WL_PID 0" "$WL_OUT"
 	region_mergeable $WL_PID "$(workload_region mmap)"
-	wait_until 2 region_mergeable $WL_PID "$(workload_region sbrk)"
+	wait_until 20 region_mergeable $WL_PID "$(workload_region sbrk)"
 	run ! region_mergeable $WL_PID "$(workload_region shared)"
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
 	grep -qx ksmenable /proc/$WL_PID/task/*/comm
@@ -43,7 +43,7 @@ setup() {
 		"$MPROGS/dupmem" fork sleep=1100 mmap=8 sbrk=8 wait
 	child=$(awk '$1 == "READY" { print $2 }' "$WL_OUT")
 	region_mergeable $child "$(workload_region mmap)"
-	wait_until 2 region_mergeable $child "$(workload_region sbrk)"
+	wait_until 20 region_mergeable $child "$(workload_region sbrk)"
 }
 
 @test "musl: a bad setting enables nothing and says so" {

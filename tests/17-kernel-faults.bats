@@ -19,7 +19,7 @@ setup() { requires faultinject; }
 	start_workload -- "$FAULT" -f "$NO_PRCTL" env LD_PRELOAD="$PRELOAD" "$PROGS/dupmem" mmap=16 heap=8 getmerge wait
 	grep -qx "merge_any $WL_PID $(merge_any_unset)" "$WL_OUT"
 	region_mergeable $WL_PID "$(workload_region mmap)"
-	wait_until 2 region_mergeable $WL_PID "$(workload_region heap)"
+	wait_until 20 region_mergeable $WL_PID "$(workload_region heap)"
 	wait_until 20 region_merged $WL_PID "$(workload_region mmap)"
 	[ ! -s "$WL_ERR" ]      # a fallback, not a problem
 }

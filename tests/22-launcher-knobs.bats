@@ -98,7 +98,7 @@ show_knobs='for k in run pages_to_scan sleep_millisecs smart_scan advisor_mode a
 	# The first ends: the second takes the tuning over, nothing is restored yet.
 	stop_workload first
 	[ "$(wl_status first)" = 0 ]
-	wait_until 3 knob_is pages_to_scan 2222
+	wait_until 20 knob_is pages_to_scan 2222
 	[ "$(knob_value run)" = 1 ]
 	# The last ends: everything from before the first comes back.
 	stop_workload second

@@ -121,7 +121,7 @@ SERVER="heap=8 unique=16 sleep=3600000"
 		-- "$PROGS/dupmem" $SERVER
 	[ "$status" = 124 ]
 	# TERM at 6 s ended it (no KILL 5 s later)
-	[ $((SECONDS - start)) -lt 11 ]
+	[[ $stderr != *KILL* ]]
 	[[ $stderr == *"--duration=6: the time is up: TERM to the command"* ]]
 	[[ $stderr != *"KILL"*"KILL"* ]]
 	[ "$(json_of "$report" .recommended_allow)" = heap ]
@@ -134,18 +134,19 @@ SERVER="heap=8 unique=16 sleep=3600000"
 	run --separate-stderr "$KSM_RUN" --no-tune --duration=0.5 -- sleep 60
 	[ "$status" = 124 ]
 	[[ $stderr == *"ended:"*"SIGTERM"* ]]
-	[ $((SECONDS - start)) -lt 5 ]
+	# (far from the 60 s the command would take, far above a slow machine's)
+	[ $((SECONDS - start)) -lt 30 ]
 	# An ignored TERM is inherited across exec: only KILL ends it.
 	start=$SECONDS
 	run --separate-stderr "$KSM_RUN" --no-tune --duration=1 -- sh -c 'trap "" TERM; exec sleep 60'
 	[ "$status" = 137 ]
 	[[ $stderr == *"did not end within 5 s of TERM: KILL"* ]]
-	[ $((SECONDS - start)) -ge 5 ] && [ $((SECONDS - start)) -lt 15 ]
+	[ $((SECONDS - start)) -ge 5 ] && [ $((SECONDS - start)) -lt 40 ]
 	# A stopped command gets CONT after TERM, as with timeout(1): TERM ends it, no KILL.
 	start=$SECONDS
 	run --separate-stderr "$KSM_RUN" --no-tune --duration=0.5 -- sh -c 'kill -STOP $$; exit 0'
 	[ "$status" = 124 ]
-	[ $((SECONDS - start)) -lt 5 ]
+	[ $((SECONDS - start)) -lt 30 ]
 	run --separate-stderr "$KSM_RUN" --no-tune --duration=30 -- sh -c 'exit 3'
 	[ "$status" = 3 ]
 	[[ $stderr != *"--duration"* ]]

@@ -62,7 +62,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	local before
 	before=$(knobs_snapshot)
 	start_daemon daemon
-	wait_until 3 tuner_is "$(wl_pid daemon)"
+	wait_until 20 tuner_is "$(wl_pid daemon)"
 	[ "$(knob_value run)" = 1 ]
 	[ "$(knob_value pages_to_scan)" = 5000 ]
 	[ "$(knob_value sleep_millisecs)" = 10 ]
@@ -85,7 +85,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	before=$(knobs_snapshot)
 	start_daemon daemon
 	kill -HUP "$(wl_pid daemon)"
-	wait_until 3 grep -q "tuning the machine; candidate memory" "$(wl_err daemon)"
+	wait_until 20 grep -q "tuning the machine; candidate memory" "$(wl_err daemon)"
 	registered "$(wl_pid daemon)"
 	stop_daemon daemon INT
 	[ "$WL_STATUS" = 0 ]
@@ -97,7 +97,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	local before
 	before=$(knobs_snapshot)
 	start_daemon daemon
-	wait_until 3 knob_is pages_to_scan 5000
+	wait_until 20 knob_is pages_to_scan 5000
 	stop_daemon daemon KILL
 	[ "$WL_STATUS" = 137 ]
 	[ "$(knob_value pages_to_scan)" = 5000 ]
@@ -125,7 +125,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	d=$(wl_pid daemon)
 	start_workload cmd -- "$KSM_RUN" -- "$PROGS/dupmem" mmap=32 wait
 	c=$(wl_pid cmd)
-	wait_until 3 registered "$c"
+	wait_until 20 registered "$c"
 	[ "$(state_tuner)" = "$d" ]
 	grep -q "the machine's tuner, pid $d (daemon), sets the scan rate" "$(wl_err cmd)"
 	# The daemon's tuning merges the command's memory.
@@ -146,7 +146,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	before=$(knobs_snapshot)
 	start_workload cmd -- "$KSM_RUN" -q -- "$PROGS/sigprog" wait
 	c=$(wl_pid cmd)
-	wait_until 3 tuner_is "$c"
+	wait_until 20 tuner_is "$c"
 	start_daemon daemon
 	d=$(wl_pid daemon)
 	tuner_is "$d"
@@ -154,7 +154,7 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	[ "$WL_STATUS" = 0 ]
 	grep -q "stopped by SIGTERM; ksm-run instances still run" "$(wl_err daemon)"
 	# The command's instance takes it back within 2 s; nothing is restored yet.
-	wait_until 2 tuner_is "$c"
+	wait_until 20 tuner_is "$c"
 	[ "$(knob_value run)" = 1 ]
 	stop_workload cmd
 	[ "$(knobs_snapshot)" = "$before" ]

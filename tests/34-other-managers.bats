@@ -55,7 +55,7 @@ start_writer() {
 	start_workload cmd -- "$KSM_RUN" --json --report-file="$BATS_TEST_TMPDIR/r.json" -- "$PROGS/sigprog" wait
 	[ "$(knob_value run)" = 1 ]
 	start_writer run 0 1
-	wait_until 4 grep -q "run was changed by someone else: 1 -> 0" "$(wl_err cmd)"
+	wait_until 20 grep -q "run was changed by someone else: 1 -> 0" "$(wl_err cmd)"
 	grep -q "this instance does not fight it: it writes no knob from now on" "$(wl_err cmd)"
 	# No write war: run stays as the other one left it.
 	sleep 3
@@ -71,11 +71,11 @@ start_writer() {
 
 @test "the rate changed under the tuning ksm-run: said, with the values, and the tuning stops" {
 	start_workload cmd -- "$KSM_RUN" -- "$PROGS/sigprog" wait
-	wait_until 3 knob_is pages_to_scan 5000
+	wait_until 20 knob_is pages_to_scan 5000
 	start_writer pages_to_scan 64 1
 	# From the boost's 5000, or from the steady rate if the boost already ended.
-	wait_until 4 grep -Eq "pages_to_scan was changed by someone else: [0-9]+ -> 64" "$(wl_err cmd)"
-	wait_until 3 phase_is 4
+	wait_until 20 grep -Eq "pages_to_scan was changed by someone else: [0-9]+ -> 64" "$(wl_err cmd)"
+	wait_until 20 phase_is 4
 	run -0 "$KSM_RUN" --status
 	[[ $output == *"phase yielded to another manager"* ]]
 	sleep 2
@@ -86,8 +86,8 @@ start_writer() {
 @test "--take-over: ksm-run puts its value back and says so" {
 	start_workload cmd -- "$KSM_RUN" --take-over -- "$PROGS/sigprog" wait
 	start_writer run 0 1
-	wait_until 4 grep -q "run was changed by someone else: 1 -> 0.*--take-over: this instance keeps writing its values" "$(wl_err cmd)"
-	wait_until 2 knob_is run 1
+	wait_until 20 grep -q "run was changed by someone else: 1 -> 0.*--take-over: this instance keeps writing its values" "$(wl_err cmd)"
+	wait_until 20 knob_is run 1
 	stop_workload cmd
 }
 
@@ -157,10 +157,10 @@ start_writer() {
 
 @test "run switched off under the daemon: logged, the daemon yields and keeps running" {
 	start_daemon daemon
-	wait_until 3 knob_is run 1
+	wait_until 20 knob_is run 1
 	start_writer run 0 1
-	wait_until 4 grep -q "run was changed by someone else: 1 -> 0; this instance does not fight it" "$(wl_err daemon)"
-	wait_until 3 phase_is 4
+	wait_until 20 grep -q "run was changed by someone else: 1 -> 0; this instance does not fight it" "$(wl_err daemon)"
+	wait_until 20 phase_is 4
 	sleep 2
 	[ "$(knob_value run)" = 0 ]
 	registered "$(wl_pid daemon)"

@@ -221,7 +221,7 @@ sched_calls() {
 	[ "$(stat -c %a "$TEXTFILES/ksmenable.prom")" = 644 ]
 	[ "$(knob_value run)" = 1 ]
 	# ksm_stat of nobody's process is 0400: read with CAP_DAC_READ_SEARCH.
-	wait_until 3 hup_shows_candidate_mib 30 || { cat "$log"; return 1; }
+	wait_until 20 hup_shows_candidate_mib 30 || { cat "$log"; return 1; }
 	kill -TERM "$DAEMON_PID"
 	wait_workload daemon
 	[ "$WL_STATUS" = 0 ]

