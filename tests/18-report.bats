@@ -29,7 +29,9 @@ teardown() { stop_workloads; }
 
 @test "madvise mode reports the regions and bytes advised" {
 	r=$BATS_TEST_TMPDIR/report.jsonl
-	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW=anon KSM_ENABLE_REPORT="$r" "$PROGS/dupmem" mmap=8 sleep=1200
+	# Passes every 100 ms for 1.2 s: two at least, however late the thread runs.
+	run env LD_PRELOAD="$PRELOAD" KSM_ENABLE_ALLOW=anon KSM_ENABLE_RESCAN_MS=100 KSM_ENABLE_REPORT="$r" \
+		"$PROGS/dupmem" mmap=8 sleep=1200
 	[ "$status" = 0 ]
 	[ "$(jq -r .mode "$r")" = madvise ]
 	[ "$(jq -r .regions_advised "$r")" -ge 1 ]

@@ -187,7 +187,7 @@ both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' 
 
 @test "text report: the saved line first, rows that merged next to nothing folded (--report-all lists them), survivors named" {
 	# (the survivor's output away from bats's pipe, which run reads to its end)
-	local script="true; sleep 31.25 >/dev/null 2>&1 & \"$PROGS/dupmem\" mmap=8 sleep=1500"
+	local script="true; sleep 31.25 >/dev/null 2>&1 & \"$PROGS/dupmem\" mmap=8 merged=2000 sleep=600"
 	run -0 --separate-stderr "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- sh -c "$script"
 	[[ $stderr == *"enabled:  "*"saved:    "*"system-wide"* ]]
 	echo "$stderr" | grep -Eq '^ +[0-9]+ +[0-9]+ dupmem '
