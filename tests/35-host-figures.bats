@@ -364,11 +364,7 @@ command_agrees() {
 
 # phase_agrees FILE: the phase at 1 in the metrics FILE is the state
 # file's (1 boost, 2 steady).
-phase_agrees() {
-	local key
-	key=$(case $(state_phase) in 1) echo boost ;; 2) echo steady ;; *) echo other ;; esac)
-	[ "$(metric "$1" "ksmenable_tuner_phase{phase=\"$key\"}")" = 1 ]
-}
+phase_agrees() { [ "$(metric "$1" "ksmenable_tuner_phase{phase=\"$(phase_name)\"}")" = 1 ]; }
 
 @test "--metrics-file under the daemon: promtool passes, the figures are sysfs's, the tuner's phase is the state's" {
 	local dir=$BATS_TEST_TMPDIR/textfile f before

@@ -186,6 +186,8 @@ child_of() { awk '{print $1; exit}' "/proc/$1/task/$1/children"; }
 state_tuner() { awk '$1 == "tuner" { print $2 }' "$STATE_FILE" 2>/dev/null; }
 state_phase() { awk '$1 == "tuner" { print $4 }' "$STATE_FILE" 2>/dev/null; }
 phase_is() { [ "$(state_phase)" = "$1" ]; }
+# The state's phase by the name --status, its JSON and the metrics give it.
+phase_name() { case $(state_phase) in 1) echo boost ;; 2) echo steady ;; *) echo other ;; esac; }
 tuner_is() { [ "$(state_tuner)" = "$1" ]; }
 registered() { grep -q "^user $1 " "$STATE_FILE" 2>/dev/null; }
 users_registered() { [ "$(grep -c '^user ' "$STATE_FILE" 2>/dev/null)" = "$1" ]; }
