@@ -182,19 +182,3 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	wait "$pid"
 	grep -Eq "${STAMP}tuning the machine" "$log"
 }
-
-@test "the systemd unit: installed by make install, and systemd-analyze verify passes" {
-	requires cmd:systemd-analyze cmd:man
-	local d=$BATS_TEST_TMPDIR/inst
-	make -C "$TOP" -s install PREFIX="$d/usr" O="$d/build" >/dev/null
-	local unit=$d/usr/lib/systemd/system/ksmenable.service
-	[ -f "$unit" ]
-	grep -q "exec $d/usr/bin/ksm-run --daemon'$" "$unit"
-	grep -qx "ExecStopPost=-$d/usr/bin/ksm-run --restore" "$unit"
-	grep -qx "RestartPreventExitStatus=125" "$unit"
-	# verify also checks that Documentation= names a man page that man finds.
-	run -0 env MANPATH="$d/usr/share/man" systemd-analyze verify "$unit"
-	[ -z "$output" ]
-	make -C "$TOP" -s uninstall PREFIX="$d/usr" O="$d/build" >/dev/null
-	[ ! -e "$unit" ]
-}
