@@ -434,6 +434,25 @@ undone_detaches() {
 	[[ $stderr == *"--detach=cgroup:$CG_DIR: 'cgroup:$CG_DIR' matches no process"* ]]
 }
 
+# pidfd_open refuses a thread's TID with EINVAL before 6.9 and ENOENT after:
+# on 6.18 such a TID was said to have "ended before it was reached".
+@test "--attach and --detach of a thread's TID: refused, naming its process; the process untouched" {
+	local tid
+	start_workload -- "$PROGS/dupmem" churn=1 wait
+	tid=$(ls "/proc/$WL_PID/task" | grep -vx "$WL_PID" | head -1)
+	[ -n "$tid" ]
+	for mode in --attach --detach; do
+		run --separate-stderr "$KSM_RUN" $mode="$tid"
+		[ "$status" = 1 ] || { echo "$mode: exit $status: $output $stderr"; return 1; }
+		[ "$output" = "$tid (?): refused: $tid is a thread of process $WL_PID, not a process: give $WL_PID" ]
+	done
+	run -1 --separate-stderr "$KSM_RUN" --attach="$tid" --no-wait --json
+	jq -e --argjson t "$tid" '.refused == 1 and .ended == 0 and .targets[0].pid == $t
+		and .targets[0].result == "refused"' <<<"$output"
+	[ "$(mergeable_regions "$WL_PID")" = 0 ]
+	stop_workload
+}
+
 @test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	stage_for_nobody

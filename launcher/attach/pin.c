@@ -107,8 +107,24 @@ int pin_take(struct pin *p, pid_t pid)
 	memset(p, 0, sizeof *p);
 	p->pid = pid;
 	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (p->pidfd < 0 && errno != ENOSYS)
-		return -1;              /* ESRCH: gone; EINVAL: a thread, not a process */
+	/*
+	 * A thread's TID is refused by pidfd_open with EINVAL before 6.9 and
+	 * ENOENT after (seen on 6.18), and is no error without pidfds: which
+	 * one it is, its Tgid says alike on every kernel.
+	 */
+	if (p->pidfd < 0) {
+		int err = errno;
+		pid_t tgid = proc_tgid(pid);
+
+		if (tgid > 0 && tgid != pid) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (err != ENOSYS) {
+			errno = ESRCH;
+			return -1;
+		}
+	}
 	if (read_start(pid, &p->start) || !(p->tid = proc_live_thread(pid)) ||
 	    read_exec(pid, p->tid, &p->exec) || read_creds(pid, p->tid, p->creds, sizeof p->creds) ||
 	    pin_ended(p, 0)) {

@@ -35,8 +35,9 @@ enum pin_verdict {
 };
 
 /*
- * Pins process PID as it is now.  0; -1 when it has ended (or never was),
- * or when PID is a thread of another process (errno EINVAL).
+ * Pins process PID as it is now.  0; -1 when it has ended (or never was:
+ * errno ESRCH), or when PID is a thread of another process (errno EINVAL;
+ * proc_tgid names that process).
  */
 int pin_take(struct pin *p, pid_t pid);
 

@@ -207,7 +207,13 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 	}
 	/* Pinned before anything is read of it: what is judged is what the pin holds. */
 	if (pin_take(&pin, pid)) {
-		if (errno == EINVAL)
+		bool thread = errno == EINVAL;
+		pid_t tgid = thread ? proc_tgid(pid) : -1;
+
+		if (tgid > 0)
+			target_refuse(r, "%d is a thread of process %d, not a process: give %d", (int)pid, (int)tgid,
+				      (int)tgid);
+		else if (thread)        /* it ended since: its process, unknown */
 			target_refuse(r, "%d is a thread of another process, not a process: give its process (Tgid)", (int)pid);
 		else
 			r->outcome = TARGET_ENDED;

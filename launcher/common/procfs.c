@@ -175,6 +175,19 @@ bool proc_maps_mention(pid_t pid, const char *text)
 	return proc_maps_find(pid, line_mentions, (void *)text);
 }
 
+pid_t proc_tgid(pid_t pid)
+{
+	char path[64], buf[4096], *p;
+	long long v;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, "\nTgid:")))
+		return -1;
+	p += 6;
+	v = strtoll(p, NULL, 10);
+	return v > 0 && v <= INT_MAX ? (pid_t)v : -1;
+}
+
 long long proc_rss_anon_kb(pid_t pid)
 {
 	char path[64], buf[4096], *p;

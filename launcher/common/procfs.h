@@ -70,6 +70,9 @@ bool proc_maps_find(pid_t pid, proc_maps_line_fn fn, void *arg);
 /* RssAnon of /proc/PID/status in kB, or -1. */
 long long proc_rss_anon_kb(pid_t pid);
 
+/* The process (thread group) of PID, a process's PID or a thread's TID; -1 when unreadable. */
+pid_t proc_tgid(pid_t pid);
+
 /* Is frame PFN a KSM page now?  FD is /proc/kpageflags (root only), or -1. */
 bool kpage_is_ksm(int fd, uint64_t pfn);
 
