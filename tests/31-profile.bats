@@ -8,11 +8,13 @@ load launcher_helpers
 
 LAUNCHER_REQUIRES="root ksm jq"
 
-# A workload whose heap merges and whose anonymous mappings never do.  It
-# ends once ksmd has merged most of its heap (1900 of 2048 pages), and
-# three samples later: a fixed life of 5 s was too short in a TCG guest.
-WORKLOAD="heap=8 unique=16 merged=1900 sleep=1500"
-FAST="--advisor=none --pages-to-scan=20000 --sleep-millisecs=10 --interval=0.5"
+# A workload whose heap merges and whose anonymous mappings never do.  Once
+# ksmd has merged most of its heap (1900 of 2048 pages) it says READY and
+# waits until ksm-run has sampled it so (sampled_run): a fixed life after
+# the merging (1.5 s, three samples) was too short in a TCG guest.
+WORKLOAD="heap=8 unique=16 merged=1900 wait"
+METRICS=$BATS_FILE_TMPDIR/run.prom
+FAST="--advisor=none --pages-to-scan=20000 --sleep-millisecs=10 --interval=0.5 --metrics-file=$METRICS"
 # glibc's own data (the anonymous tail of libc.so.6, class anon) holds two
 # identical pages that KSM merges within seconds at that rate: the unique
 # 16 MiB never merging shows as at most a few pages of anon merged.
@@ -22,9 +24,27 @@ ANON_NOISE_KB=64
 # profiled as it is, made mergeable by the prctl before exec alone.
 PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 
+# sampled_run COMMAND...: COMMAND, a ksm-run with $FAST that runs dupmem
+# $WORKLOAD, ended (BYE) once ksm-run has sampled the merged heap: after
+# READY the metrics file, written anew at each sample, is replaced twice,
+# so that a whole sample (and the profile's, which follows its metrics in
+# the same tick) came after the merging.  As run --separate-stderr, with
+# no time but the merging's and two samples'.
+sampled_run() {
+	local seen
+	start_workload -- "$@"
+	for seen in 1 2; do
+		seen=$(stat -c %i "$METRICS" 2>/dev/null) || seen=none
+		wait_until 60 replaced "$METRICS" "$seen"
+	done
+	stop_workload
+	status=$WL_STATUS output=$(cat "$WL_OUT") stderr=$(cat "$WL_ERR")
+}
+replaced() { local now; now=$(stat -c %i "$1" 2>/dev/null) && [ "$now" != "$2" ]; }
+
 @test "profile: recommends the class that merges and names the one that never does" {
 	requires root ksm
-	run --separate-stderr "$KSM_RUN" --profile --json $FAST $PROFILED -- "$PROGS/dupmem" $WORKLOAD
+	sampled_run "$KSM_RUN" --profile --json $FAST $PROFILED -- "$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]
 	r=${stderr##*$'\n'}     # the JSON report: the last line (a note may come first)
 	[ "$(jq -r .recommended_allow <<<"$r")" = heap ]
@@ -44,7 +64,7 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 	not_sanitized "the profile runs without the library there (--no-preload), and without the prctl nothing advises the regions"
 	# What a kernel before 6.4 answers to ksm-run's probe (68) and to the
 	# library's call (67); on such a kernel the filter changes nothing.
-	run --separate-stderr "$FAULT" -f prctl,arg0=67:EINVAL -f prctl,arg0=68:EINVAL -- \
+	sampled_run "$FAULT" -f prctl,arg0=67:EINVAL -f prctl,arg0=68:EINVAL -- \
 		"$KSM_RUN" --profile --json $FAST $PROFILED -- "$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]
 	r=${stderr##*$'\n'}
@@ -54,7 +74,7 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 }
 
 @test "profile on a kernel without smaps' KSM: line (played): merged memory counted by page frame, the heap recommended" {
-	run --separate-stderr env KSM_RUN_TEST_KERNEL_LACKS=smaps_ksm "$KSM_RUN" --profile --json $FAST $PROFILED -- \
+	sampled_run env KSM_RUN_TEST_KERNEL_LACKS=smaps_ksm "$KSM_RUN" --profile --json $FAST $PROFILED -- \
 		"$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]
 	r=${stderr##*$'\n'}
@@ -65,7 +85,7 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 
 @test "profile: the text report shows the table, the list ready to paste, and what never merged" {
 	requires root ksm
-	run --separate-stderr "$KSM_RUN" --profile $FAST $PROFILED -- "$PROGS/dupmem" $WORKLOAD
+	sampled_run "$KSM_RUN" --profile $FAST $PROFILED -- "$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]
 	[[ "$stderr" == *"Profile by region class"* ]]
 	[[ "$stderr" == *"KSM_ENABLE_ALLOW='heap'"* ]]
@@ -81,10 +101,10 @@ PROFILED=${SANITIZER_RUNTIME:+--no-preload}
 
 @test "profile: the recommended list, applied with --allow, keeps the savings" {
 	requires root ksm
-	run --separate-stderr "$KSM_RUN" --profile --json $FAST -- "$PROGS/dupmem" $WORKLOAD
+	sampled_run "$KSM_RUN" --profile --json $FAST -- "$PROGS/dupmem" $WORKLOAD
 	allow=$(jq -r .recommended_allow <<<"${stderr##*$'\n'}")
 	profiled=$(jq -r '.profile.merged_kb' <<<"${stderr##*$'\n'}")
-	run --separate-stderr "$KSM_RUN" --allow="$allow" --json $FAST -- "$PROGS/dupmem" $WORKLOAD
+	sampled_run "$KSM_RUN" --allow="$allow" --json $FAST -- "$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]
 	applied=$(jq -r '.tree.peak_merged_bytes / 1024 | floor' <<<"${stderr##*$'\n'}")
 	[ $((applied * 100)) -ge $((profiled * 95)) ] || { echo "kept $applied of $profiled KiB"; return 1; }

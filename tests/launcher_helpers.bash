@@ -38,9 +38,14 @@ setup() {
 teardown() {
 	local rc=0
 	# A failed `run -N CMD` shows only the status: what CMD printed names the failure.
+	# With --separate-stderr, its standard error is most of the story.
 	if [ -z "${BATS_TEST_COMPLETED:-}" ] && [ -n "${output:-}" ]; then
 		echo "the last run's output (its last 40 lines):" >&2
 		tail -n 40 <<<"$output" >&2
+	fi
+	if [ -z "${BATS_TEST_COMPLETED:-}" ] && [ -n "${stderr:-}" ]; then
+		echo "the last run's standard error (its last 60 lines):" >&2
+		tail -n 60 <<<"$stderr" >&2
 	fi
 	if declare -F teardown_extra >/dev/null; then teardown_extra || rc=1; fi
 	stop_workloads || rc=1
