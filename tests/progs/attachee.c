@@ -22,10 +22,18 @@
  *                    kernel masks to 0: `A << (32 & 31)` is A)
  *   --itimer=US      a SIGALRM every US microseconds, to a handler with
  *                    SA_RESTART (a call made for ksm-run gets interrupted)
+ *   --until-bye      the test again and again, each round SECONDS, until a
+ *                    line or EOF comes on stdin (then the round ends as it
+ *                    should); at the end its threads and open descriptors
+ *                    must be as many as before the first round: what an
+ *                    attach left in it would show
  * It prints READY when the test starts (tests/helpers.bash's workloads).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,10 +355,55 @@ static void install_seccomp(const char *how)
 }
 #endif
 
+/* --until-bye: a thread of its own reads stdin; the rounds stop when it ends. */
+static atomic_bool bye;
+
+static void *await_bye(void *arg)
+{
+	char c;
+	ssize_t n;
+
+	(void)arg;
+	while ((n = read(0, &c, 1)) == 1 ? c != '\n' : n < 0 && errno == EINTR)
+		;
+	atomic_store(&bye, true);
+	return NULL;
+}
+
+/* Entries of a /proc/self directory (its own descriptor counted alike each time). */
+static int count_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static void run_test(const char *test)
+{
+	if (!strcmp(test, "threads")) {
+		test_threads();
+		return;
+	}
+	for (int k = 0; k < NTESTS; k++)
+		if (!strcmp(names[k], test)) {
+			tests[k](NULL);
+			return;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	const char *seccomp_how = NULL, *test;
-	int i = 1;
+	bool until_bye = false;
+	int i = 1, fds = 0, threads = 0;
+	pthread_t reader;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strncmp(argv[i], "--dup=", 6))
@@ -367,29 +420,46 @@ int main(int argc, char **argv)
 			pthread_create(&t, NULL, remerge, argv[i] + 10);
 		} else if (!strncmp(argv[i], "--itimer=", 9))
 			start_ticks(atol(argv[i] + 9));
+		else if (!strcmp(argv[i], "--until-bye"))
+			until_bye = true;
 	}
 	if (argc - i != 2 || (seconds = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] [--itimer=US] sleep|read|cond|epoll|compute|threads SECONDS\n");
+		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] [--itimer=US] [--until-bye] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
 	test = argv[i];
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("READY %d\n", (int)getpid());
-	/* Last: the filter would refuse what the steps before need (madvise in malloc). */
-	if (seccomp_how)
-		install_seccomp(seccomp_how);
-	if (!strcmp(test, "threads")) {
-		test_threads();
-	} else {
+	{
 		int k = 0;
 
 		while (k < NTESTS && strcmp(names[k], test))
 			k++;
-		if (k == NTESTS) {
+		if (k == NTESTS && strcmp(test, "threads")) {
 			fprintf(stderr, "attachee: unknown test '%s'\n", test);
 			return 2;
 		}
-		tests[k](NULL);
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (until_bye) {
+		fds = count_entries("/proc/self/fd");
+		threads = count_entries("/proc/self/task");
+		pthread_create(&reader, NULL, await_bye, NULL);
+	}
+	printf("READY %d\n", (int)getpid());
+	/* Last: the filter would refuse what the steps before need (madvise in malloc). */
+	if (seccomp_how)
+		install_seccomp(seccomp_how);
+	do
+		run_test(test);
+	while (until_bye && !atomic_load(&bye));
+	if (until_bye) {
+		char d[128];
+
+		pthread_join(reader, NULL);
+		if (count_entries("/proc/self/fd") != fds || count_entries("/proc/self/task") != threads) {
+			snprintf(d, sizeof d, "descriptors %d, then %d; threads %d, then %d", fds,
+				 count_entries("/proc/self/fd"), threads, count_entries("/proc/self/task"));
+			fail("what it holds", d);
+		}
 	}
 	if (seccomp_how)                /* its own filter would answer the prctl */
 		printf("merge=filtered\n");
