@@ -70,6 +70,26 @@ fixture() {
 	[ -z "$output" ]
 }
 
+@test "ci-files --shard K/N: the files of the tags dealt into N shares, each file once, the longest apart" {
+	local f k
+	# Lengths 40, 30, 12, 11, 10 lines: shares of 40+11 and 30+12+10.
+	for f in 01:40 02:30 03:12 04:11 05:10; do
+		fixture "${f%:*}-x.bats" 'lock guest' ''
+		yes '# a line' | head -n $((${f#*:} - 3)) >>"$BATS_TEST_TMPDIR/t/${f%:*}-x.bats"
+	done
+	fixture 06-host.bats 'lock' ''
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -0 "$CI_FILES" --shard 1/2 guest
+	[ "$(printf '%s\n' "${lines[@]##*/}" | paste -sd ' ')" = "01-x.bats 04-x.bats" ]
+	CI_FILES_DIR=$BATS_TEST_TMPDIR/t run -0 "$CI_FILES" --shard 2/2 guest
+	[ "$(printf '%s\n' "${lines[@]##*/}" | paste -sd ' ')" = "02-x.bats 03-x.bats 05-x.bats" ]
+	# The whole suite's guest files: every one in exactly one share.
+	diff <(for k in 1 2; do "$CI_FILES" --shard $k/2 guest; done | sort) <("$CI_FILES" guest | sort)
+	for bad in 0/2 3/2 2 x/y; do
+		run -2 "$CI_FILES" --shard "$bad" guest
+		[[ $output == *"usage: ci-files --shard K/N"* ]]
+	done
+}
+
 @test "run-suite names each failure with its file and output, and closes with 'NAME: N passed, N failed'" {
 	fixture 10-good.bats 'lock' "$T \"good one\" { true; }
 $T \"good two\" { true; }"
@@ -123,6 +143,23 @@ $T \"never runs\" { true; }"
 	wait "$suite"
 	[ "$(sort "$marks" | tr '\n' ' ')" = "free locked " ]
 	[ "$(tail -n 1 "$BATS_TEST_TMPDIR/out")" = "trial: 2 passed, 0 failed" ]
+}
+
+@test "run-suite lets go of the lock between its files: another's turn comes after the first, not after the last" {
+	local marks=$BATS_TEST_TMPDIR/marks started=$BATS_TEST_TMPDIR/started other
+	# The first file, once it runs, starts another holder who waits for the lock.
+	fixture 40-first.bats 'lock' "$T \"first\" {
+	flock '$BATS_TEST_TMPDIR/lock' sh -c 'echo other >>\"\$1\"' sh '$marks' 3>&- &
+	echo \$! >'$started'
+	sleep 1
+	echo first >>'$marks'
+}"
+	fixture 41-second.bats 'lock' "$T \"second\" { echo second >>'$marks'; }"
+	run -0 run_suite --name trial "$BATS_TEST_TMPDIR/t/40-first.bats" "$BATS_TEST_TMPDIR/t/41-second.bats"
+	[ "${lines[-1]}" = "trial: 2 passed, 0 failed" ]
+	other=$(cat "$started")
+	wait_until 10 gone "$other"
+	[ "$(tr '\n' ' ' <"$marks")" = "first other second " ]
 }
 
 @test "run-suite --no-lock (a guest's knobs are its own) runs every file in turn, locked or not" {
