@@ -412,7 +412,10 @@ undone_detaches() {
 	jq -e '.targets[0].result == "absent" and .targets[0].reason == "no such process"
 		and .absent == 1 and .ended == 0 and .refused == 0' <<<"$output"
 	# A zombie: a process when ksm-run looks, ended before it is reached.
-	sh -c 'sh -c "exit 0" & echo $!; exec sleep 600' >"$BATS_TEST_TMPDIR/zombie" 3>&- &
+	# The child ends once its parent runs sleep, which never reaps it: one
+	# that ended first was reaped by dash before the exec (seen under load).
+	sh -c 'sh -c "until grep -qx sleep /proc/\$PPID/comm; do sleep 0.05; done" & echo $!; exec sleep 600' \
+		>"$BATS_TEST_TMPDIR/zombie" 3>&- &
 	BG_PIDS+=($!)
 	wait_until 5 test -s "$BATS_TEST_TMPDIR/zombie"
 	zombie=$(cat "$BATS_TEST_TMPDIR/zombie")
