@@ -536,11 +536,36 @@ sys.stdin.readline()
 	[ "$WL_STATUS" = 0 ]
 }
 
-# sched_of PID: "POLICY NICE" of each thread of PID but the main one (policy 1 is SCHED_FIFO).
-sched_of() {
-	local t
+# Readers for the sampling loop below that start no process: a loop of
+# forks took over a second a round in a TCG guest beside another, and saw
+# no moment between two stops.  Each sets a variable.
+# read_tracer PID: TRACER, the TracerPid of PID ('' once it has ended).
+read_tracer() {
+	local k v
+	TRACER=
+	while read -r k v; do
+		[ "$k" != TracerPid: ] || { TRACER=$v; return 0; }
+	done 2>/dev/null <"/proc/$1/status"
+}
+# read_state PID: STATE, the state letter of PID ('' once it is reaped).
+read_state() {
+	local f
+	STATE=
+	read -r f 2>/dev/null <"/proc/$1/stat" || return 0
+	f=${f##*) }
+	STATE=${f%% *}
+}
+# read_sched PID: SCHED, "POLICY NICE" of each thread of PID but the main
+# one (policy 1 is SCHED_FIFO), one line each.
+read_sched() {
+	local t f
+	local -a a
+	SCHED=
 	for t in /proc/"$1"/task/*; do
-		[ "${t##*/}" = "$1" ] || sed 's/.*) //' "$t/stat" 2>/dev/null | awk '{ print $39, $17 }'
+		[ "${t##*/}" != "$1" ] || continue
+		read -r f 2>/dev/null <"$t/stat" || continue
+		read -ra a <<<"${f##*) }"
+		SCHED+=${SCHED:+$'\n'}"${a[38]} ${a[16]}"
 	done
 }
 
@@ -553,15 +578,17 @@ sched_of() {
 	start_workload -- "$(attachee)" --regions=6 sleep 60
 	for kind in fifo nice; do
 		# Stops of 600 ms or more (the pause), one call each, the target let run as long
-		# between: long enough for a loop of forks to sample both under QEMU's TCG too.
+		# between: long enough to sample both under QEMU's TCG too.
 		KSM_RUN_TEST_INJECT_PAUSE_MS=600 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
 			"$KSM_RUN" --attach="$WL_PID" --allow=anon --stop-budget=0.0001 --no-wait \
 			>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
 		ksm=$!
 		BG_PIDS+=("$ksm")
 		in_stop=0 between=0 wrong=0
-		while [ "$(state_of "$ksm" 2>/dev/null)" != Z ] && [ -e "/proc/$ksm" ]; do
-			t1=$(tracer_of "$WL_PID") s=$(sched_of "$ksm") t2=$(tracer_of "$WL_PID")
+		while read_state "$ksm" && [ -n "$STATE" ] && [ "$STATE" != Z ]; do
+			read_tracer "$WL_PID" && t1=$TRACER
+			read_sched "$ksm" && s=$SCHED
+			read_tracer "$WL_PID" && t2=$TRACER
 			[ -n "$s" ] || continue         # no tracing thread (yet, or any more)
 			if [ "$kind" = fifo ]; then
 				[[ $s == "1 $n" ]] && raised=1 || raised=
