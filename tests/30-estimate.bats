@@ -135,10 +135,13 @@ predict_then_merge() {
 	requires root ksm
 	echo 0 >$KSM/run
 	# 1024 pages alike that stay, and 1024 alike at any moment that a
-	# thread rewrites every 2 ms: one pass sees 2040 pages_sharing
+	# thread rewrites every 2 ms: one pass sees up to 2040 pages_sharing,
+	# one content fewer for each rewrite that comes in the middle of the
+	# pass (a guest's pass of 0.1 s beside another saw 45 contents, 2027
+	# pages_sharing): well over the 1016 of the pages that stay.
 	start_workload a -- "$PROGS/dupmem" merge=auto mmap=4 sweep=4 wait
 	predict_then_merge "$(wl_pid a)"
-	[ "$(est pages_sharing)" -ge 2030 ]
+	[ "$(est pages_sharing)" -ge 1536 ]
 	[ "$(est recheck.changed_merging_pages)" -ge 1000 ]
 	[ "$(est recheck.changed_merging_pages)" -le 1100 ]
 	# KSM merges only the pages that stay: the recheck's low end
