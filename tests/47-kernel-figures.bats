@@ -77,7 +77,7 @@ formula_profit() {
 	group=$(jq -r '[.groups[] | .merged_bytes] | max' <<<"$output")
 	[ "$group" -ge $((direct * PAGE)) ]
 	labels="{command=\"dupmem\",file=\"m.prom\"}"
-	wait_until 10 test "$(metric "$prom" "ksmenable_command_merged_bytes$labels")" = $((direct * PAGE))
+	wait_until 10 metric_equals "$prom" "ksmenable_command_merged_bytes$labels" $((direct * PAGE))
 	stop_workload
 	[ "$WL_STATUS" = 0 ]
 	# The report's peak is the most the kernel counted: at least what was read, within 1%.
@@ -146,6 +146,13 @@ metric_is_group() {
 	[ "$(metric "$1" "ksmenable_cgroup_merged_bytes{cgroup=\"$2\"}")" = $(($(direct_of_group "$3") * PAGE)) ]
 }
 
+# Conditions for wait_until, which runs its words again at each try: a
+# "$(...)" among them is read once, when it is called (a test waited 30 s
+# on a count read once, in CI beside another suite).
+procs_in() { [ "$(wc -w <"$1/cgroup.procs")" = "$2" ]; }
+group_has_at_least() { [ "$(direct_of_group "$1")" -ge "$2" ]; }
+metric_equals() { [ "$(metric "$1" "$2")" = "$3" ]; }
+
 # group_figures_agree [VAR=VALUE...]: a command's tree in a cgroup made
 # here merges; its processes' and its cgroup's merged memory, in --status,
 # the metrics and the report (ksm-run run with the VARs in its
@@ -161,14 +168,14 @@ group_figures_agree() {
 	start_workload -- env $NO_LSAN "$@" "$KSM_RUN" --json --report-file="$report" --metrics-file="$prom" --interval=0.3 \
 		"${FAST_OPTS[@]}" -- sh -c "$IN_CGROUP" sh "$CG_DIR" \
 		sh -c '"$1" mmap=24 sleep=600000 & exec "$1" mmap=8 wait' sh "$PROGS/dupmem"
-	wait_until 20 test "$(wc -w <"$CG_DIR/cgroup.procs")" = 2
+	wait_until 20 procs_in "$CG_DIR" 2
 	pid=$(awk '$1 == "READY" { print $2 }' "$WL_OUT")
 	# The other one, from the cgroup: its own lines may not be written yet
 	# (CI under AddressSanitizer read none, and killed nothing).
 	bg=$(grep -vx "$pid" "$CG_DIR/cgroup.procs")
 	[[ $bg =~ ^[0-9]+$ ]]
 	wait_until 120 merging_at_least "$pid" 2000
-	wait_until 30 test "$(direct_of_group "$CG_DIR")" -ge 8000
+	wait_until 30 group_has_at_least "$CG_DIR" 8000
 	# The cgroup's series is the machine writer's: this ksm-run's, while it
 	# tunes (it yields when the test stops ksmd below).
 	wait_until 10 metric_is_group "$prom" "$cg" "$CG_DIR" ||
@@ -196,7 +203,7 @@ group_figures_agree() {
 		(.profit_bytes | type) == (if $p then "number" else "null" end)' <<<"$output")" = true ]
 	[ "$(jq -r --argjson p $profit ".processes[] | select(.pid == $pid) |
 		(.profit_bytes | type) == (if \$p then \"number\" else \"null\" end)" <<<"$output")" = true ]
-	wait_until 10 test "$(metric "$prom" 'ksmenable_command_merged_bytes{command="sh",file="m.prom"}')" = $((direct * PAGE))
+	wait_until 10 metric_equals "$prom" 'ksmenable_command_merged_bytes{command="sh",file="m.prom"}' $((direct * PAGE))
 	stop_workload
 	kill "$bg"
 	[ "$WL_STATUS" = 0 ]
