@@ -175,27 +175,30 @@ bool proc_maps_mention(pid_t pid, const char *text)
 	return proc_maps_find(pid, line_mentions, (void *)text);
 }
 
-pid_t proc_tgid(pid_t pid)
+/* The number after "\nKEY" (as "\nTgid:") in /proc/PID/status: 0, or -1 when unreadable. */
+static int status_number(pid_t pid, const char *key, long long *v)
 {
 	char path[64], buf[4096], *p;
-	long long v;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, "\nTgid:")))
+	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, key)))
 		return -1;
-	p += 6;
-	v = strtoll(p, NULL, 10);
-	return v > 0 && v <= INT_MAX ? (pid_t)v : -1;
+	*v = strtoll(p + strlen(key), NULL, 10);
+	return 0;
+}
+
+pid_t proc_tgid(pid_t pid)
+{
+	long long v;
+
+	return status_number(pid, "\nTgid:", &v) == 0 && v > 0 && v <= INT_MAX ? (pid_t)v : -1;
 }
 
 long long proc_rss_anon_kb(pid_t pid)
 {
-	char path[64], buf[4096], *p;
+	long long v;
 
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_text(path, buf, sizeof buf) || !(p = strstr(buf, "\nRssAnon:")))
-		return -1;
-	return strtoll(p + 10, NULL, 10);
+	return status_number(pid, "\nRssAnon:", &v) == 0 ? v : -1;
 }
 
 bool kpage_is_ksm(int fd, uint64_t pfn)
