@@ -240,14 +240,16 @@ static const char *const names[] = { "sleep", "read", "cond", "epoll", "compute"
 #define NTESTS (int)(sizeof tests / sizeof tests[0])
 
 /* Eight threads at once, each one of the tests; the main thread waits in join. */
-static void test_threads(void)
+static void *test_threads(void *arg)
 {
 	pthread_t t[8];
 
+	(void)arg;
 	for (int i = 0; i < 8; i++)
 		pthread_create(&t[i], NULL, tests[i % NTESTS], NULL);
 	for (int i = 0; i < 8; i++)
 		pthread_join(t[i], NULL);
+	return NULL;
 }
 
 static unsigned char *dup_mem;
@@ -385,22 +387,21 @@ static int count_entries(const char *path)
 	return n;
 }
 
-static void run_test(const char *test)
+/* The test named NAME, or NULL. */
+static void *(*test_named(const char *name))(void *)
 {
-	if (!strcmp(test, "threads")) {
-		test_threads();
-		return;
-	}
+	if (!strcmp(name, "threads"))
+		return test_threads;
 	for (int k = 0; k < NTESTS; k++)
-		if (!strcmp(names[k], test)) {
-			tests[k](NULL);
-			return;
-		}
+		if (!strcmp(names[k], name))
+			return tests[k];
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	const char *seccomp_how = NULL, *test;
+	const char *seccomp_how = NULL;
+	void *(*test)(void *);
 	bool until_bye = false;
 	int i = 1, fds = 0, threads = 0;
 	pthread_t reader;
@@ -427,16 +428,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: attachee [--dup=MIB] [--regions=N] [--seccomp=errno|kill|shift] [--remerge=prctl|madvise] [--itimer=US] [--until-bye] sleep|read|cond|epoll|compute|threads SECONDS\n");
 		return 2;
 	}
-	test = argv[i];
-	{
-		int k = 0;
-
-		while (k < NTESTS && strcmp(names[k], test))
-			k++;
-		if (k == NTESTS && strcmp(test, "threads")) {
-			fprintf(stderr, "attachee: unknown test '%s'\n", test);
-			return 2;
-		}
+	if (!(test = test_named(argv[i]))) {
+		fprintf(stderr, "attachee: unknown test '%s'\n", argv[i]);
+		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (until_bye) {
@@ -449,7 +443,7 @@ int main(int argc, char **argv)
 	if (seccomp_how)
 		install_seccomp(seccomp_how);
 	do
-		run_test(test);
+		test(NULL);
 	while (until_bye && !atomic_load(&bye));
 	if (until_bye) {
 		char d[128];
