@@ -182,3 +182,20 @@ $T \"never runs\" { true; }"
 	# security domain) and refused their pods.
 	grep -q '^[[:space:]]*-accel tcg.* -machine mem-merge=off' "$TOP/tests/guest-run"
 }
+
+@test "machine-speed: the work's time against the reference's, as a slowdown never below 1.00" {
+	run -0 "$TOP/tests/helpers/machine-speed"
+	[[ $output =~ ^[0-9]+\.[0-9]{2}\ ([0-9]+)\.([0-9]{2})$ ]]
+	local took=$((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]}))
+	echo "the work took $took hundredths of a second"
+	# A reference of a hundredth of a second: as many times slower as the
+	# work took hundredths, give or take one run's difference.
+	run -0 env MACHINE_SPEED_REFERENCE_S=0.01 "$TOP/tests/helpers/machine-speed"
+	[[ $output =~ ^([0-9]+)\.[0-9]{2}\  ]]
+	[ "${BASH_REMATCH[1]}" -ge $((took / 2)) ]
+	# A reference far slower than any machine: 1.00, never less.
+	run -0 env MACHINE_SPEED_REFERENCE_S=999.00 "$TOP/tests/helpers/machine-speed"
+	[[ $output == "1.00 "* ]]
+	run -2 env MACHINE_SPEED_REFERENCE_S=2.3 "$TOP/tests/helpers/machine-speed"
+	[[ $output == *"MACHINE_SPEED_REFERENCE_S='2.3': give seconds as S.SS"* ]]
+}
