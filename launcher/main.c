@@ -2,21 +2,20 @@
  * main.c: ksm-run, a launcher that enables KSM in a command, tunes ksmd
  * while it runs and reports what was saved; and the evaluation and status
  * modes.  The options decide which; each mode lives in a room of its own
- * (run/, eval/, host/, attach/, over follow/; HACKING.md says what each
- * holds).
+ * (run/, attach/, eval/, daemon/, status/, restore/, over the machinery of
+ * follow/, policy/, host/ and common/; HACKING.md says what each holds).
  */
 #include <string.h>
 
 #include "attach/attach.h"
 #include "eval/combine.h"
 #include "eval/estimate.h"
-#include "host/daemon.h"
-#include "host/election.h"
-#include "host/status.h"
-#include "host/watch.h"
+#include "daemon/daemon.h"
+#include "status/status.h"
+#include "status/watch.h"
 #include "options.h"
-#include "policy/agentstate.h"
 #include "policy/check.h"
+#include "restore/restore.h"
 #include "run/run.h"
 
 /* The library's settings the options give (seven at most), for a command's run. */
@@ -54,8 +53,7 @@ int main(int argc, char **argv)
 	case ACT_STATUS:
 		return o.watch ? status_watch(o.watch, o.json) : status_main(o.json);
 	case ACT_RESTORE:
-		agent_forget_gone();
-		return election_restore_cmd();
+		return restore_main();
 	case ACT_DAEMON:
 		return daemon_main(&(struct daemon_opts){
 			.steady = o.steady, .max_cpu = o.max_cpu, .min_profit = o.min_profit,

@@ -1,4 +1,4 @@
-/* election.c: registering, electing the one tuner, taking over, restoring. */
+/* election.c: registering, electing the one tuner, taking over, leaving. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -345,39 +345,6 @@ int election_leave(struct membership *m)
 out:
 	close(fd);
 	return r;
-}
-
-int election_restore_cmd(void)
-{
-	int fd, r;
-
-	if (access(STATE_DIR "/state", F_OK)) {
-		msg("no saved knob state in %s/state: nothing to restore", STATE_DIR);
-		return 0;
-	}
-	if ((fd = hoststate_lock()) < 0)
-		return EXIT_OWN;
-	if ((r = hoststate_load(&st, true)) < 0) {
-		close(fd);
-		return r == -EINVAL ? 1 : EXIT_OWN;
-	}
-	hoststate_prune(&st, getpid());
-	if (st.nusers) {
-		msg("%d running ksm-run (pid %d%s) still use the saved state; not restoring",
-		    st.nusers, (int)st.users[0].pid, st.nusers > 1 ? " and others" : "");
-		close(fd);
-		return 1;
-	}
-	r = knobs_restore(&st.saved);
-	if (!r)
-		r = hoststate_remove();
-	close(fd);
-	if (r) {
-		msg("some knobs could not be restored; %s/state is kept", STATE_DIR);
-		return 1;
-	}
-	msg("restored the KSM knobs saved in %s/state", STATE_DIR);
-	return 0;
 }
 
 bool election_state_exists(void)

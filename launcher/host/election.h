@@ -96,9 +96,6 @@ int election_drop_targets(const pid_t *pids, int n);
 /* Unregisters; the last instance restores the knobs.  0 or -errno. */
 int election_leave(struct membership *m);
 
-/* ksm-run --restore: the exit status. */
-int election_restore_cmd(void);
-
 /* Is there a state that this process could join? */
 bool election_state_exists(void);
 

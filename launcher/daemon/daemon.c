@@ -20,7 +20,7 @@
 #include "common/stopsig.h"
 #include "common/parse.h"
 #include "host/counters.h"
-#include "host/daemon.h"
+#include "daemon/daemon.h"
 #include "host/hosttune.h"
 #include "host/knobs.h"
 #include "host/managers.h"

@@ -27,7 +27,7 @@
 #include "host/hoststate.h"
 #include "host/managers.h"
 #include "host/statefile.h"
-#include "host/status.h"
+#include "status/status.h"
 #include "host/topprocs.h"
 #include "kernel_abi.h"
 #include "maps.h"

@@ -20,9 +20,9 @@
 #include "common/parse.h"
 #include "common/stopsig.h"
 #include "host/knobs.h"
-#include "host/status.h"
-#include "host/watch.h"
-#include "host/watchview.h"
+#include "status/status.h"
+#include "status/watch.h"
+#include "status/watchview.h"
 #include "kernel_abi.h"
 
 /* The knobs a JSON line holds: whether KSM runs, and its rate. */

@@ -17,7 +17,7 @@
 #include "common/human.h"
 #include "common/text.h"
 #include "host/knobs.h"
-#include "host/watchview.h"
+#include "status/watchview.h"
 
 /* The knobs a view shows: whether KSM runs, and its rate. */
 static const char *const shown_knobs[] = { "run", "pages_to_scan", "sleep_millisecs", "advisor_mode" };
