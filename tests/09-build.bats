@@ -78,6 +78,31 @@ int main(void) { struct ksmenable_stat st; return ksmenable_read_stat(&st) < -1;
 	[[ $output == *"a circle of calls: launcher/a <-> launcher/b"* ]]
 }
 
+@test "depcheck: between rooms, no circle, no arrow from machinery up to a command room, the engine through its entry" {
+	# Each of these files alone is in no circle of files.
+	local t=$BATS_TEST_TMPDIR/rooms
+	mkdir -p "$t/build" "$t/src/launcher/"{x,y,run,host,policy,ptrace}
+	src() { printf '%s\n' "${@:2}" >"$t/src/launcher/$1"; }
+	src x/a.c '#include "y/b.h"'
+	src y/b.h ''
+	src y/c.c '#include "x/d.h"'
+	src x/d.h ''
+	src run/r.h ''
+	src host/h.c '#include "run/r.h"'
+	src ptrace/inject.h ''
+	src ptrace/target.h ''
+	src policy/p.c '#include "ptrace/target.h"' '#include "ptrace/inject.h"'
+	run -1 "$TOP/tests/helpers/depcheck" "$t/build" "$t/src"
+	[[ $output == *"a circle of includes between rooms: launcher/x <-> launcher/y"* ]]
+	[[ $output == *"includes: the machinery of launcher/host reaches up into the command room launcher/run (launcher/host/h)"* ]]
+	[[ $output == *"includes: launcher/policy/p reaches launcher/ptrace/inject, inside launcher/ptrace, whose entry is launcher/ptrace/target and launcher/ptrace/outcome"* ]]
+	# Through the entry alone, and with the arrows downward, all is well.
+	src y/c.c ''
+	src host/h.c ''
+	src policy/p.c '#include "ptrace/target.h"'
+	run -0 "$TOP/tests/helpers/depcheck" "$t/build" "$t/src"
+}
+
 @test "no file of code is much over 600 lines" {
 	local f long=
 	for f in $(cd "$TOP" && git ls-files '*.c' '*.h'); do

@@ -17,7 +17,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +26,7 @@
 
 #include "attach/attach.h"
 #include "attach/handover.h"
-#include "attach/inject.h"
-#include "attach/target.h"
+#include "ptrace/target.h"
 #include "common/files.h"
 #include "common/jsonw.h"
 #include "common/msg.h"
@@ -239,26 +237,23 @@ static void say_absent(const struct attach_run *a, bool disable)
 }
 
 /*
- * Each target in turn, with every signal blocked (SIGCHLD is how a stop is
- * awaited: inject.h); INT and TERM stay pending and end the attach between
- * stops: the targets not reached are "not done".
+ * Each target in turn; INT and TERM stay pending (blocked since before the
+ * first) and end the attach between stops: the targets not reached are
+ * "not done".
  */
 static void handle_targets(struct attach_run *a, const struct target_plan *p)
 {
-	sigset_t all, old;
 	char oom_was[16];
 
 	a->res = xcalloc(a->targets.n, sizeof *a->res);
 	a->handled = xcalloc(a->targets.n, sizeof *a->handled);
 
-	sigfillset(&all);
 	oom_score_set("-1000", oom_was, sizeof oom_was);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (size_t i = 0; i < a->targets.n; i++) {
 		struct target_result *r = &a->res[i];
 
 		if (!was_absent(a, a->targets.pids[i], r))
-			target_apply_alone(a->targets.pids[i], p, r);
+			target_apply(a->targets.pids[i], p, r);
 		switch (r->outcome) {
 		case TARGET_REFUSED: case TARGET_LATER: a->nrefused++; break;  /* --attach never asks for later */
 		case TARGET_ABSENT: a->nabsent++; break;
@@ -276,7 +271,6 @@ static void handle_targets(struct attach_run *a, const struct target_plan *p)
 		if (!a->stopped_by && (a->stopped_by = stop_signal_pending(p->stops)))
 			msg("got %s: the targets not reached were not touched", a->stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	oom_score_set(oom_was, NULL, 0);
 	if (a->o->json)
 		print_json(a, p);
@@ -362,7 +356,6 @@ int attach_main(const struct attach_opts *o)
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
 	plan.stops = &stops;
-	inject_set_stop_signals(&stops);
 	bool follow = !plan.disable && !o->no_wait;
 
 	/* --no-wait starts no ksmd: with it stopped nothing would merge. */

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "attach/outcome.h"
+#include "ptrace/outcome.h"
 
 #define RUN_VALUE_MAX 64
 

@@ -25,7 +25,6 @@
 #include "host/knobs.h"
 #include "host/managers.h"
 #include "host/metrics.h"
-#include "attach/inject.h"
 #include "host/tune.h"
 #include "kernel_abi.h"
 #include "policy/agent.h"
@@ -194,7 +193,6 @@ int daemon_main(const struct daemon_opts *o)
 	/* The agent's attaches end between stops for the signals that end the daemon, not for HUP. */
 	ending = stops;
 	sigdelset(&ending, SIGHUP);
-	inject_set_stop_signals(&ending);
 	/* The policy is checked before anything changes: one that is not valid is a refusal. */
 	if (agent_start(&agent, o->policy, daemon_log, &ending))
 		die("--daemon: the policy is not valid (the errors are above; ksm-run --check-config%s%s "

@@ -22,7 +22,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/target.h"
+#include "ptrace/target.h"
 #include "common/files.h"
 #include "common/kfeature.h"
 #include "common/ksmproc.h"
@@ -315,7 +314,6 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	struct proc_facts f;
 	const char *why;
 	char line[1024];
-	sigset_t all, old;
 	bool first_of_domain;
 
 	proc_facts_init(pid, &f);
@@ -353,11 +351,7 @@ static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_pro
 	plan.still_judged = still_the_rules;
 	plan.judged_ctx = &(struct judged){ a, r, "" };
 	memset(&res, 0, sizeof res);
-	/* Every signal blocked while the target is ours: SIGCHLD is how its stops are awaited. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	target_apply_alone(pid, &plan, &res);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	target_apply(pid, &plan, &res);
 	/* The unit allows the raise; a sandbox of another making (a container, a drop-in) may not. */
 	if (res.raise_refused && !a->said_not_raised) {
 		a->said_not_raised = true;

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the pin (launcher/attach/pin.c) on real processes of its
+ * Unit tests of the pin (launcher/ptrace/pin.c) on real processes of its
  * own, which needs no root: a child that execs is another program, and a
  * child killed with much memory is "ended" during the whole of its exit.
  *
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/pin.h"
+#include "ptrace/pin.h"
 #include "common/procfs.h"
 #include "unit.h"
 

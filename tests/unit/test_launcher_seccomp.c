@@ -1,5 +1,5 @@
 /*
- * Unit tests of --attach's seccomp judge (launcher/attach/seccomp.c),
+ * Unit tests of --attach's seccomp judge (launcher/ptrace/seccomp.c),
  * without root: filters written here with the kernel's own macros run
  * over the calls --attach makes, and programs the kernel would never have
  * accepted (a jump out, a load past the data, no return) are "cannot be
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "attach/seccomp.h"
+#include "ptrace/seccomp.h"
 #include "unit.h"
 
 #define N(f) (sizeof (f) / sizeof (f)[0])

@@ -1,5 +1,5 @@
 /*
- * The seccomp judge (launcher/attach/seccomp.c) against the kernel itself:
+ * The seccomp judge (launcher/ptrace/seccomp.c) against the kernel itself:
  * random but valid filters, each installed in a child (no root needed:
  * PR_SET_NO_NEW_PRIVS), computing over seccomp_data's nr, arch and
  * arguments and answering ALLOW, ERRNO, TRAP, KILL, TRACE, ...; the child
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/seccomp.h"
+#include "ptrace/seccomp.h"
 
 #define MAX_LEN 48
 #define MAX_FILTERS 3

@@ -1,6 +1,6 @@
 /*
  * Unit tests of the tracing thread's priority for a stop
- * (launcher/attach/stopprio.c): whatever the thread was before the raise
+ * (launcher/ptrace/stopprio.c): whatever the thread was before the raise
  * (nice 0, nice 5, SCHED_BATCH), it is exactly that after the restore, on
  * the thread that was raised only.  As root the raise happens and is seen;
  * without the permission it does nothing, which is checked too.
@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "attach/stopprio.h"
+#include "ptrace/stopprio.h"
 #include "unit.h"
 
 struct sched_now {

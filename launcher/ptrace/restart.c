@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "attach/restart.h"
+#include "ptrace/restart.h"
 #include "common/files.h"
 
 bool restart_code(long long result)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/outcome.h"
+#include "ptrace/outcome.h"
 #include "common/files.h"
 #include "common/human.h"
 #include "common/msg.h"

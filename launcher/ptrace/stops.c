@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/inject.h"
-#include "attach/pin.h"
-#include "attach/restart.h"
-#include "attach/seccomp.h"
-#include "attach/stopprio.h"
-#include "attach/stops.h"
+#include "ptrace/inject.h"
+#include "ptrace/pin.h"
+#include "ptrace/restart.h"
+#include "ptrace/seccomp.h"
+#include "ptrace/stopprio.h"
+#include "ptrace/stops.h"
 #include "common/files.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
@@ -517,7 +517,7 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 			break;
 		stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
 		r->raise_refused = r->raise_refused ? r->raise_refused : prio.refused;
-		if ((err = inject_begin(&e.in, r->tid, plan->stop_wait_s, r->why, sizeof r->why))) {
+		if ((err = inject_begin(&e.in, r->tid, plan->stop_wait_s, plan->stops, r->why, sizeof r->why))) {
 			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
 				count_stop(&e);

@@ -23,10 +23,10 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "attach/inject.h"
-#include "attach/pin.h"
-#include "attach/stops.h"
-#include "attach/target.h"
+#include "ptrace/inject.h"
+#include "ptrace/pin.h"
+#include "ptrace/stops.h"
+#include "ptrace/target.h"
 #include "common/files.h"
 #include "common/kfeature.h"
 #include "common/parse.h"
@@ -190,7 +190,8 @@ static int plan_ranges(const struct pin *pin, const struct target_plan *plan, st
 	return 0;
 }
 
-void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r)
+/* target_apply in the calling thread, with every signal blocked. */
+static void apply_here(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
 	struct plan_state ps = { 0 };
 	struct proc_stat comm;
@@ -281,18 +282,27 @@ static void *apply_job(void *arg)
 {
 	struct apply_job *j = arg;
 
-	target_apply(j->pid, j->plan, j->r);
+	apply_here(j->pid, j->plan, j->r);
 	return NULL;
 }
 
-void target_apply_alone(pid_t pid, const struct target_plan *plan, struct target_result *r)
+/*
+ * A thread of its own, so that a thread that never stopped, still seized,
+ * is let go when it ends (inject.h).  Every signal blocked, here and so in
+ * that thread: SIGCHLD is how a stop is awaited, and the stop signals are
+ * to stay pending for the caller.
+ */
+void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
 	struct apply_job j = { pid, plan, r };
+	sigset_t all, old;
 	pthread_t t;
 
-	if (pthread_create(&t, NULL, apply_job, &j)) {
-		target_apply(pid, plan, r);     /* such a target is let go when ksm-run ends */
-		return;
-	}
-	pthread_join(t, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&t, NULL, apply_job, &j))
+		apply_here(pid, plan, r);       /* such a target is let go when ksm-run ends */
+	else
+		pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }

@@ -1,7 +1,8 @@
 /*
- * outcome.h - what --attach asks of one target and what came of it: the
- * plan target.c judges by and stops.c carries out, and the result both
- * fill in and attach.c prints.
+ * outcome.h - what a caller of the ptrace engine (--attach, the host
+ * agent) asks of one process and what came of it: the plan target.c
+ * judges by and stops.c carries out, and the result both fill in and the
+ * callers print or log.
  */
 #ifndef KSMRUN_OUTCOME_H
 #define KSMRUN_OUTCOME_H

@@ -33,7 +33,7 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
-#include "attach/trampoline.h"
+#include "ptrace/trampoline.h"
 #include "common/procfs.h"
 
 #if defined(__x86_64__)

@@ -44,26 +44,24 @@ struct inject {
 	bool restarted;                 /* a call failed by the stop alone was restarted (inject.c) */
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
 	double wait_s;                  /* how long a stop that is not ours yet is waited for (0: 5 s) */
+	const sigset_t *stops;          /* pending, they end such a wait; or NULL */
 };
-
-/*
- * The signals that end a wait for a stop that has not come (while nothing
- * of ours is in the thread): INT and TERM, say.  They stay pending.
- */
-void inject_set_stop_signals(const sigset_t *set);
 
 /*
  * Seizes thread TID and stops it (PTRACE_INTERRUPT), saving its registers;
  * an exec while it is seized is an event (PTRACE_O_TRACEEXEC).  The stop is
  * waited for WAIT_S seconds (0: 5 s; the agent waits less, and tries again
- * later, so that no target holds up the others).
+ * later, so that no target holds up the others), or until one of the
+ * signals STOPS (NULL: none; INT and TERM, say) is pending: they stay
+ * pending.  While nothing of ours is in the thread, any later wait for a
+ * stop ends for them too.
  * 0; or -errno with a reason in WHY (traced by someone else, not
  * permitted, gone, stopped by job control, not a 64-bit process; -ESTALE
  * it exec'd; -ETIMEDOUT it did not stop; -EINTR a stop signal came first),
  * and the thread is left as it was, or for the last two still seized
  * until this thread of ksm-run ends.
  */
-int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen);
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen);
 
 /*
  * In the stopped thread, runs system call NR with ARGS (six, unused ones

@@ -48,9 +48,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/inject.h"
-#include "attach/restart.h"
-#include "attach/trampoline.h"
+#include "ptrace/inject.h"
+#include "ptrace/restart.h"
+#include "ptrace/trampoline.h"
 #include "common/files.h"
 #include "common/stopsig.h"
 
@@ -79,13 +79,6 @@ static struct user_regs_struct *saved_regs(struct inject *in)
 enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_EXEC, STOP_TIMEOUT,
 		 STOP_ASKED, STOP_ERROR };
 
-static sigset_t stop_signals;           /* inject_set_stop_signals(); empty: none */
-
-void inject_set_stop_signals(const sigset_t *set)
-{
-	stop_signals = *set;
-}
-
 /*
  * Waits for the thread's next stop, up to STOP_TIMEOUT_S; with MAY_GIVE_UP,
  * also until one of the stop signals is pending (STOP_ASKED).  A stop of a
@@ -109,7 +102,7 @@ static enum stop_kind wait_stop(struct inject *in, int *sig, bool may_give_up)
 		double left = bound - (now_s() - t0);
 		struct timespec slice = { 0, 50 * 1000000L };  /* the stop signals are looked at as often */
 
-		if (may_give_up && stop_signal_pending(&stop_signals))
+		if (may_give_up && in->stops && stop_signal_pending(in->stops))
 			return STOP_ASKED;
 		if (left <= 0)
 			return STOP_TIMEOUT;
@@ -276,7 +269,7 @@ static int get_regs(struct inject *in, struct user_regs_struct *r)
 	return ptrace(PTRACE_GETREGS, in->tid, 0, r) ? -errno : 0;
 }
 
-int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen)
 {
 	struct user_regs_struct *r = saved_regs(in), leave;
 	bool restarted;
@@ -285,6 +278,7 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t 
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
 	in->wait_s = wait_s;
+	in->stops = stops;
 	/* An exec while it is ours is an event (STOP_EXEC), not a surprise. */
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC))) {
 		err = -errno;
@@ -558,14 +552,10 @@ bool inject_supported(void)
 	return false;
 }
 
-void inject_set_stop_signals(const sigset_t *set)
-{
-	(void)set;
-}
-
-int inject_begin(struct inject *in, pid_t tid, double wait_s, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen)
 {
 	(void)wait_s;
+	(void)stops;
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
 	snprintf(why, whylen, "--attach is supported on x86_64 only");

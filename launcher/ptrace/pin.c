@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach/pin.h"
+#include "ptrace/pin.h"
 #include "common/files.h"
 #include "common/parse.h"
 #include "common/procfs.h"

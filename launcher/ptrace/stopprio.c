@@ -34,7 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "attach/stopprio.h"
+#include "ptrace/stopprio.h"
 #include "common/msg.h"
 
 #define FIFO_PRIORITY 1

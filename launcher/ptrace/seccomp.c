@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-#include "attach/restart.h"
-#include "attach/seccomp.h"
+#include "ptrace/restart.h"
+#include "ptrace/seccomp.h"
 #include "common/files.h"
 
 #ifndef PTRACE_SECCOMP_GET_FILTER

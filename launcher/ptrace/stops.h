@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "attach/outcome.h"
+#include "ptrace/outcome.h"
 #include "maps.h"
 
 #define STOP_BUDGET_DEFAULT_S 0.010
