@@ -6,12 +6,10 @@
  * it has no events, and every AGENT_CHECK_SCAN_S for what they may miss,
  * it lists /proc and reads each process's stat.  A process it has not
  * judged (a new PID, a PID reused: another start time, or an exec: its
- * code and stack moved, or its event) is judged now.  Its facts are
- * read (facts.h), the first rule that matches decides (match.h), and the
- * rule's action is applied from outside with target_apply, which pins the
- * process and checks at every stop that it is still what was judged.  A
- * process is judged once per program: a refusal (a tracer, a seccomp
- * filter) is not retried every second, only after an exec or a reload.
+ * code and stack moved, or its event) is judged now, and its rule
+ * applied (agentjudge.c).  A process is judged once per program: a
+ * refusal (a tracer, a seccomp filter) is not retried every second, only
+ * after an exec or a reload.
  *
  * Never touched: ksm-run itself and kernel threads; PID 1 and the
  * agent's own cgroup only when a rule names them by themselves, not by a
@@ -21,18 +19,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "ptrace/target.h"
 #include "common/files.h"
-#include "common/kfeature.h"
 #include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/parse.h"
@@ -40,33 +34,16 @@
 #include "common/stopsig.h"
 #include "common/text.h"
 #include "policy/agent.h"
-#include "policy/domain.h"
-#include "policy/facts.h"
-#include "policy/match.h"
 #include "policy/procevents.h"
-#include "selection.h"
-
-static void logf_(const struct agent *a, const char *fmt, ...) FMT(2, 3);
-
-static void logf_(const struct agent *a, const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	a->log(line);
-}
 
 static void log_error(void *ctx, const char *file, int line, const char *message)
 {
 	const struct agent *a = ctx;
 
 	if (line)
-		logf_(a, "policy: %s:%d: %s", printable(file), line, message);
+		agent_logf(a, "policy: %s:%d: %s", printable(file), line, message);
 	else
-		logf_(a, "policy: %s: %s", printable(file), message);
+		agent_logf(a, "policy: %s: %s", printable(file), message);
 }
 
 /* Reads the policy into *P: 0 valid, 1 no file (an empty policy), -1 not valid. */
@@ -95,14 +72,14 @@ static void listen_while_active(struct agent *a)
 {
 	if (a->active && a->events < 0) {
 		if ((a->events = procevents_open()) >= 0)
-			logf_(a, "process events: from the kernel (proc connector): a new or exec'd process is "
+			agent_logf(a, "process events: from the kernel (proc connector): a new or exec'd process is "
 			      "judged at once, and /proc scanned every %d s for what they might miss",
 			      AGENT_CHECK_SCAN_S);
 		else {
 			snprintf(a->events_why, sizeof a->events_why, "%s%s", strerror(errno),
 				 errno == EPERM || errno == ETIMEDOUT || errno == EPROTONOSUPPORT ?
 				 "; they need CAP_NET_ADMIN in the host's namespaces" : "");
-			logf_(a, "process events: not available (%s): new processes are found by a scan of "
+			agent_logf(a, "process events: not available (%s): new processes are found by a scan of "
 			      "/proc every second", a->events_why);
 		}
 		a->changed = true;
@@ -128,7 +105,7 @@ static void own_cgroup_read(struct agent *a)
 				  proc_cgroup_parse(text, init, sizeof init) == 0 && !strcmp(init, a->own_cgroup);
 	a->own_cgroup_known = !a->own_cgroup_everyones;
 	if (a->own_cgroup_everyones && a->active)
-		logf_(a, "the agent's cgroup %s is PID 1's, every process's (no service manager gave the agent "
+		agent_logf(a, "the agent's cgroup %s is PID 1's, every process's (no service manager gave the agent "
 		      "one of its own): it keeps no process out, only the agent itself is left alone",
 		      printable(a->own_cgroup));
 }
@@ -146,18 +123,18 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 	if ((r = read_policy(a, &a->policy)) < 0)
 		return -1;
 	if (r > 0 && file) {
-		logf_(a, "policy: %s: no such file", printable(file));
+		agent_logf(a, "policy: %s: no such file", printable(file));
 		return -1;
 	}
 	a->active = r == 0;
 	a->changed = true;
 	own_cgroup_read(a);
 	if (a->active)
-		logf_(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
+		agent_logf(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
 		      "and so is each that starts later", printable(a->file), a->policy.n,
 		      a->policy.n == 1 ? "" : "s");
 	else
-		logf_(a, "no policy (%s does not exist): KSM is enabled in no process by the agent",
+		agent_logf(a, "no policy (%s does not exist): KSM is enabled in no process by the agent",
 		      printable(a->file));
 	listen_while_active(a);
 	return 0;
@@ -174,13 +151,13 @@ void agent_reload(struct agent *a)
 		policy_free(&a->policy);
 		a->active = false;
 		a->changed = true;
-		logf_(a, "policy %s: no such file any more: the agent enables KSM in no new process "
+		agent_logf(a, "policy %s: no such file any more: the agent enables KSM in no new process "
 		      "(those it enabled keep it)", printable(a->file));
 		listen_while_active(a);
 		return;
 	}
 	if (r < 0) {
-		logf_(a, "policy %s: not valid, not taken: the policy of %d rule%s stays in force",
+		agent_logf(a, "policy %s: not valid, not taken: the policy of %d rule%s stays in force",
 		      printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
 		return;
 	}
@@ -195,205 +172,8 @@ void agent_reload(struct agent *a)
 	for (size_t i = 0; i < a->nprocs; i++)
 		a->procs[i].stale = true;
 	a->changed = true;
-	logf_(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
+	agent_logf(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
 	listen_while_active(a);
-}
-
-/* The plan for rule R: enable as it says, or (off) take out whatever KSM is in the process. */
-static void make_plan(const struct agent *a, const struct policy_rule *r, pid_t pid, struct target_plan *plan,
-		      struct selection *sel)
-{
-	static const struct config all;         /* no selection: every region */
-	bool prctl = kfeature_present(KF_PRCTL);
-
-	memset(plan, 0, sizeof *plan);
-	plan->stops = a->stops;
-	plan->sel = sel;
-	if (r->lib.mode == MODE_OFF) {
-		struct ksmenable_stat st;
-
-		plan->disable = true;
-		/* The prctl's flag, when it is on; else the regions advised one by one. */
-		plan->process_wide = prctl && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
-		selection_of_config(sel, &all);
-		return;
-	}
-	/* auto where the kernel has no prctl (before 6.4): every region, by madvise. */
-	plan->process_wide = config_coverage(&r->lib) == COVER_PROCESS && prctl;
-	selection_of_config(sel, &r->lib);
-}
-
-/*
- * Has the process the flag the plan would set already?  A child inherits
- * it from its parent at fork (and across exec since Linux 6.7), so at a
- * high rate of starts most processes a rule names have it: a read of
- * ksm_stat instead of an attach.  Nothing is changed, so nothing is pinned.
- */
-static bool already_merge_any(const struct target_plan *plan, pid_t pid)
-{
-	struct ksmenable_stat st;
-
-	return plan->process_wide && !plan->disable && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
-}
-
-/* The rule that decided, and the agent: what a stop looks at again. */
-struct judged {
-	const struct agent *a;
-	const struct policy_rule *rule;
-	char why[256];
-};
-
-/* At each stop: the process must still be the rule's (its cgroup, user and program as judged). */
-static const char *still_the_rules(pid_t pid, void *ctx)
-{
-	struct judged *j = ctx;
-	struct proc_facts f;
-
-	proc_facts_init(pid, &f);
-	if (policy_match(&j->a->policy, &f) == j->rule)
-		return NULL;
-	snprintf(j->why, sizeof j->why, "it is no longer what rule %s matched (its cgroup, user or program "
-		 "changed before it was stopped): left alone", j->rule->name);
-	return j->why;
-}
-
-/*
- * P, just enabled by rule R, is the first of its domain while another
- * domain has some (R accepts that, or it would have been refused): the
- * log says so once per domain, as --status and the metrics do.
- */
-static void say_domain_joins(const struct agent *a, const struct policy_rule *r, const struct agent_proc *p,
-			     bool first_of_domain)
-{
-	const struct agent_proc *o;
-
-	if (!first_of_domain || !(o = agent_enabled_elsewhere(a, p->domain)))
-		return;
-	logf_(a, "rule %s: warning: the memory the agent made mergeable spans security domains now: %s "
-	      "(process %d) and %s (process %d) at least, as cross-domain = yes accepts; a merged page is a "
-	      "timing side channel between their processes", r->name, printable(p->domain), (int)p->pid,
-	      printable(o->domain), (int)o->pid);
-}
-
-/*
- * The test suite's window between a judgement and the attach
- * (KSM_RUN_TEST_AGENT_PAUSE_MS, ignored when setuid), in which it moves
- * the judged process elsewhere: the stops must see it.
- */
-static void test_pause(const struct agent *a, pid_t pid)
-{
-	const char *v = secure_getenv("KSM_RUN_TEST_AGENT_PAUSE_MS");
-	long long ms;
-
-	if (!v || parse_ll(v, 1, 60000, &ms))
-		return;
-	logf_(a, "test: %d judged; attached in %lld ms", (int)pid, ms);
-	nanosleep(&(struct timespec){ (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L }, NULL);
-}
-
-/* The wait before try TRIES + 1 of a target found stuck: doubling, bounded. */
-static double retry_delay(int tries)
-{
-	double d = AGENT_RETRY_FIRST_S;
-
-	while (--tries > 0 && d < AGENT_RETRY_MAX_S)
-		d *= 2;
-	return d < AGENT_RETRY_MAX_S ? d : AGENT_RETRY_MAX_S;
-}
-
-/*
- * Judges process PID (named COMM) into its record *P; false when it is to
- * be judged again (the agent was stopping).
- */
-static bool judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc *p)
-{
-	const struct policy_rule *r;
-	struct target_result res;
-	struct target_plan plan;
-	struct selection sel;
-	struct proc_facts f;
-	const char *why;
-	char line[1024];
-	bool first_of_domain;
-
-	proc_facts_init(pid, &f);
-	if (!(r = policy_match(&a->policy, &f)))
-		return true;
-	a->changed = true;
-	snprintf(p->rule, sizeof p->rule, "%s", r->name);
-	if ((why = policy_rule_guard(r, &f, a->own_cgroup_known ? a->own_cgroup : NULL))) {
-		p->result = AGENT_LEFT_ALONE;
-		snprintf(p->why, sizeof p->why, "%s", why);
-		logf_(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
-		return true;
-	}
-	if (r->lib.mode != MODE_OFF && agent_mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
-		if (!proc_running_since(p->pid, p->start))
-			return true;    /* its cgroup or user went with it: ended, not refused */
-		a->refused++;
-		p->result = AGENT_REFUSED;
-		logf_(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), p->why);
-		return true;
-	}
-	make_plan(a, r, pid, &plan, &sel);
-	/* Only a rule that accepts other domains can add one (else mixes_domains refused it): no scan for the rest. */
-	first_of_domain = r->cross_domain && !agent_enabled_in(a, p->domain);
-	if (already_merge_any(&plan, pid)) {
-		p->enabled = true;      /* inherited from its parent (fork, and exec since 6.7): nothing to do */
-		census_note(&a->census, p->domain, p->pid);
-		p->result = AGENT_ENABLED;
-		say_domain_joins(a, r, p, first_of_domain);
-		return true;
-	}
-	test_pause(a, pid);
-	plan.later_if_stuck = true;
-	plan.stop_wait_s = AGENT_STOP_WAIT_S;
-	plan.still_judged = still_the_rules;
-	plan.judged_ctx = &(struct judged){ a, r, "" };
-	memset(&res, 0, sizeof res);
-	target_apply(pid, &plan, &res);
-	/* The unit allows the raise; a sandbox of another making (a container, a drop-in) may not. */
-	if (res.raise_refused && !a->said_not_raised) {
-		a->said_not_raised = true;
-		logf_(a, "stops are not raised (SCHED_FIFO: %s): on a busy host a target may stay stopped longer "
-		      "than its 10 ms budget; the raise needs CAP_SYS_NICE, sched_setscheduler allowed and "
-		      "RestrictRealtime=no (ksm-run(1), ATTACH)", strerror(res.raise_refused));
-	}
-	/* Enabled now or before: its memory is mergeable, in its domain. */
-	p->enabled = !plan.disable && (res.outcome == TARGET_DONE || res.outcome == TARGET_ALREADY);
-	p->result = p->enabled ? AGENT_ENABLED : plan.disable ? AGENT_DISABLED : AGENT_NONE;
-	switch (res.outcome) {
-	case TARGET_DONE:
-		if (plan.disable)
-			a->detached++;
-		else
-			a->enabled++;
-		break;
-	case TARGET_REFUSED:
-		a->refused++;
-		p->result = AGENT_REFUSED;
-		snprintf(p->why, sizeof p->why, "%s", res.why);
-		break;
-	case TARGET_NOT_DONE:
-		return false;   /* the agent is stopping */
-	case TARGET_LATER:
-		p->result = AGENT_WAITING;
-		snprintf(p->why, sizeof p->why, "%s", res.why);
-		p->retry_at = now_s() + retry_delay(++p->tries);
-		if (p->tries > 1)
-			return true;    /* said once, at its first try */
-		break;
-	case TARGET_ALREADY: case TARGET_NONE_MATCHED: case TARGET_ENDED:
-	case TARGET_ABSENT:     /* never here: the agent's processes are found, not given */
-		return true;    /* nothing to say: as it should be, or gone */
-	}
-	target_result_line(&res, &plan, line, sizeof line);
-	logf_(a, "rule %s: %s", r->name, line);
-	if (p->enabled) {
-		census_note(&a->census, p->domain, p->pid);
-		say_domain_joins(a, r, p, first_of_domain);
-	}
-	return true;
 }
 
 /* The process PID among the first N (sorted by PID), or NULL. */
@@ -438,7 +218,7 @@ static void look_at_exec(struct agent *a, struct agent_proc *p)
 		return;
 	p->secure_mergeable = true;
 	a->changed = true;
-	logf_(a, "%d (%s): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its "
+	agent_logf(a, "%d (%s): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its "
 	      "memory is mergeable: the kernel kept the process-wide flag across its exec; a rule with action = off "
 	      "takes KSM out of it", (int)p->pid, printable(p->comm));
 }
@@ -479,7 +259,7 @@ static bool visit(struct agent *a, size_t known, pid_t pid)
 		look_at_exec(a, p);
 	if (agent_watches_moves(a))
 		p->cgroup_hash = agent_cgroup_hash(pid);
-	if (!judge(a, pid, st.comm, p)) {
+	if (!agent_judge(a, pid, st.comm, p)) {
 		p->seen = false;        /* judged again next time */
 		return false;
 	}
@@ -566,7 +346,7 @@ void agent_events(struct agent *a)
 		a->events_lost = true;          /* the next tick scans /proc */
 	} else if (n < 0) {
 		snprintf(a->events_why, sizeof a->events_why, "%s", strerror(errno));
-		logf_(a, "process events: %s; new processes are found by a scan of /proc every second from now",
+		agent_logf(a, "process events: %s; new processes are found by a scan of /proc every second from now",
 		      a->events_why);
 		procevents_close(a->events);
 		a->events = -1;

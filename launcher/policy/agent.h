@@ -1,5 +1,6 @@
 /*
- * agent.h - the host agent (agent.c): the policy (policy.h) applied to
+ * agent.h - the host agent (agent.c; one process judged: agentjudge.c;
+ * its log: agentlog.c): the policy (policy.h) applied to
  * the machine's processes by the daemon, to those that run when it
  * starts and to every new one, with the attach machinery (target.h).
  */
@@ -114,6 +115,17 @@ bool agent_listening(const struct agent *a);
 void agent_tick(struct agent *a);
 
 void agent_stop(struct agent *a);
+
+/* A line of the agent's log (its LOG), formatted as printf does (agentlog.c). */
+__attribute__((format(printf, 2, 3)))
+void agent_logf(const struct agent *a, const char *fmt, ...);
+
+/*
+ * Judges process PID (named COMM) into its record *P, and applies the rule
+ * that matches (agentjudge.c); false when it is to be judged again (the
+ * agent was stopping: a stop signal came).
+ */
+bool agent_judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc *p);
 
 /*
  * A process moved to another cgroup after it was judged (cgmoves.c): can
