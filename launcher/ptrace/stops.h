@@ -3,7 +3,7 @@
  * each stop stays within the plan's budget, an unmerge goes region by
  * region in chunks sized by the time measured per MiB, and the target
  * runs between the stops.  Then the result is read back from the target
- * (ksm_stat, VmFlags), never assumed from the calls' return.
+ * (readback.h), never assumed from the calls' return.
  */
 #ifndef KSMRUN_STOPS_H
 #define KSMRUN_STOPS_H
@@ -15,6 +15,8 @@
 #include "maps.h"
 
 #define STOP_BUDGET_DEFAULT_S 0.010
+/* The buffer for one reading of a target's maps or smaps (maps.h). */
+#define MAPS_BUF (1 << 20)
 
 /* A region to act on, as judged from smaps before any stop. */
 struct range {
@@ -39,20 +41,11 @@ unsigned long long region_ident(const struct region *g);
  * Makes the calls PLAN asks for in PID over as many stops as the budget
  * needs; R says how (stops, longest stop, calls) and, when it failed, why
  * (outcome TARGET_REFUSED).  Else R->outcome is TARGET_DONE, to be
- * confirmed by stops_read_back().
+ * confirmed by stops_read_back() (readback.h).
  */
 struct pin;
 void stops_run(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
 	       struct target_result *r, bool *maybe_ended);
-
-/*
- * After the stops: reads ksm_stat and the VmFlags of the regions acted on,
- * and reports from what was read: regions and bytes as they are now, and
- * a refusal when the target does not read as the calls should have left
- * it (another thread switched the flag back, say).
- */
-void stops_read_back(const struct pin *pin, const struct target_plan *plan, struct plan_state *ps,
-		     struct target_result *r);
 
 /*
  * Is a stop signal (plan->stops) pending for ksm-run?  Then R says so: not

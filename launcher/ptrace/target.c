@@ -25,6 +25,7 @@
 
 #include "ptrace/inject.h"
 #include "ptrace/pin.h"
+#include "ptrace/readback.h"
 #include "ptrace/stops.h"
 #include "ptrace/target.h"
 #include "common/files.h"
@@ -37,7 +38,6 @@
 #include "maps.h"
 
 #define MAX_REGIONS (1 << 20)           /* far above vm.max_map_count's default of 65530 */
-#define MAPS_BUF (1 << 20)
 
 /*
  * The regions the calls act on.  Madvise form: those the selection
