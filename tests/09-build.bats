@@ -103,10 +103,10 @@ int main(void) { struct ksmenable_stat st; return ksmenable_read_stat(&st) < -1;
 	run -0 "$TOP/tests/helpers/depcheck" "$t/build" "$t/src"
 }
 
-@test "no file of code is much over 600 lines" {
+@test "no file of code is over 600 lines, as HACKING.md says" {
 	local f long=
 	for f in $(cd "$TOP" && git ls-files '*.c' '*.h'); do
-		[ "$(wc -l <"$TOP/$f")" -le 650 ] || long+=" $f"
+		[ "$(wc -l <"$TOP/$f")" -le 600 ] || long+=" $f"
 	done
 	[ -z "$long" ] || { echo "too long:$long"; false; }
 }
