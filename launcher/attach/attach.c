@@ -53,6 +53,7 @@ struct attach_run {
 	int nabsent;                    /* those: a failure, as kill(1)'s of a PID that names nothing */
 	int nunreached;                 /* there at resolution, ended before they could be pinned: no failure */
 	int stopped_by;                 /* INT or TERM came while handling the targets; 0 */
+	const sigset_t *stops;          /* INT and TERM, blocked: taken between stops and ticks */
 	struct host_tuner host;
 	struct sampler s;
 	double t0;
@@ -286,54 +287,50 @@ static bool any_alive(const struct attach_run *a)
 	return false;
 }
 
-/*
- * As a command's run: a sample every --interval, the tuning looked after
- * every second.  INT and TERM are taken by sigtimedwait between ticks:
- * they end the supervision, not the targets.
- */
-static int supervise(struct attach_run *a, sigset_t *stops)
+/* The follow loop's wait: for INT or TERM, then for the last target's end. */
+static int wait_targets(void *ctx, double wait_s)
 {
-	struct follow f = { .s = &a->s, .host = &a->host, .metrics_file = a->o->metrics_file, .interval = a->o->interval };
-	int sig = 0;
+	struct attach_run *a = ctx;
+	int sig;
 
-	while (any_alive(a)) {
-		bool sampled;
-
-		if ((sig = stop_signals_wait(stops, follow_tick(&f, &sampled))))
-			break;
-	}
-	sample_tick(&a->s);
-	/* Only a file it wrote: a name planted there is not its to remove (as a command's run). */
-	if (a->o->metrics_file)
-		file_remove_own(a->o->metrics_file);
-	return sig;
+	if (wait_s > 0 && (sig = stop_signals_wait(a->stops, wait_s)))
+		return sig;
+	return any_alive(a) ? 0 : FOLLOW_ENDED;
 }
 
-static void finish(struct attach_run *a, int sig)
+/*
+ * As a command's run (follow.h): a sample every --interval, the tuning
+ * looked after every second, then the tuning left and the report.  INT and
+ * TERM, taken by sigtimedwait between ticks, end the following, not the
+ * targets.
+ */
+static void follow_targets(struct attach_run *a)
 {
-	struct knob_set in_force;
-	char tuning[1024], end[160], *spec;
+	struct follow f = { .s = &a->s, .host = &a->host, .metrics_file = a->o->metrics_file,
+			    .interval = a->o->interval, .what = FOLLOWED_ATTACHED };
+	struct report_opts ro = { .json = a->o->json, .file = a->o->report_file, .all_processes = a->o->report_all };
+	char end[160], *spec;
+	int sig;
 
-	run_leave_tuning(&a->host, &in_force);
-	if (a->o->quiet)
-		return;
-	spec = xmalloc(strlen(a->o->target) + 16);
-	sprintf(spec, "--attach=%s", a->o->target);
-	if (sig)
+	if (a->stopped_by) {
+		/* A stop signal came while the targets were handled: a sample, and the end. */
+		sample_tick(&a->s);
+		sig = a->stopped_by;
+	} else {
+		sig = follow_loop(&f, &(struct follow_hooks){ wait_targets, NULL, a }, 0);
+	}
+	if (sig > 0)
 		snprintf(end, sizeof end, "ksm-run got %s: the targets go on, KSM still on in them",
 			 sig == SIGINT ? "SIGINT" : "SIGTERM");
 	else
 		snprintf(end, sizeof end, "every target has ended");
-	struct report_opts ro = {
-		.json = a->o->json, .file = a->o->report_file,
-		.knobs = &in_force, .tuning = host_tuner_summary(&a->host, tuning, sizeof tuning),
-		.left_over = a->host.left_over_at_start, .all_processes = a->o->report_all,
-	};
+	spec = xmalloc(strlen(a->o->target) + 16);
+	sprintf(spec, "--attach=%s", a->o->target);
 	struct report_subject j = {
-		.argv = (char *[]){ "ksm-run", spec, NULL }, .start = a->t0, .end = now_s(),
-		.followed = a->list ? a->list : "", .ended = end,     /* not NULL: attached, even if none was */
+		.what = FOLLOWED_ATTACHED, .argv = (char *[]){ "ksm-run", spec, NULL }, .start = a->t0,
+		.end = now_s(), .targets = a->list ? a->list : "", .ended = end,
 	};
-	report_write(&ro, &a->s, &j);
+	follow_end(&f, &ro, &j, a->o->quiet);
 	free(spec);
 }
 
@@ -345,7 +342,6 @@ int attach_main(const struct attach_opts *o)
 	sigset_t stops;
 	struct sys_sample start;
 	char why[512], run[RUN_VALUE_MAX];
-	int sig;
 	bool ksmd_stopped, registered = false;
 
 	a.o = o;
@@ -355,7 +351,7 @@ int attach_main(const struct attach_opts *o)
 	join_absent(&a);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });
-	plan.stops = &stops;
+	plan.stops = a.stops = &stops;
 	bool follow = !plan.disable && !o->no_wait;
 
 	/* --no-wait starts no ksmd: with it stopped nothing would merge. */
@@ -373,17 +369,12 @@ int attach_main(const struct attach_opts *o)
 	else if (plan.disable)
 		handover_drop_targets(a.res, (int)a.targets.n);
 	if (follow) {
-		if (!registered) {
-			a.host.targets = a.handled;
-			a.host.ntargets = a.nhandled;
-		}
+		if (!registered)
+			host_tuner_count_targets(&a.host, a.handled, a.nhandled);
 		a.s.targets = a.handled;
 		a.s.ntargets = a.nhandled;
 		if (a.nhandled) {
-			if (a.stopped_by)
-				sample_tick(&a.s);
-			sig = a.stopped_by ? a.stopped_by : supervise(&a, &stops);
-			finish(&a, sig);
+			follow_targets(&a);
 		} else {
 			run_leave_tuning(&a.host, NULL);
 		}

@@ -1,6 +1,8 @@
 /*
- * follow.h - one step of following what ksm-run watches over, a command's
- * tree or --attach's targets (follow.c): the same cadence for both.
+ * follow.h - following what ksm-run watches over, a command's tree or
+ * --attach's targets (follow.c): one loop for both, with the same cadence,
+ * and one end (the tuning left, the report).  A mode gives the loop its
+ * wait for the end and what it does after each tick (follow_hooks).
  */
 #ifndef KSMRUN_FOLLOW_H
 #define KSMRUN_FOLLOW_H
@@ -8,6 +10,7 @@
 #include <stdbool.h>
 
 #include "host/hosttune.h"
+#include "follow/report.h"
 #include "follow/runmetrics.h"
 #include "follow/tree.h"
 
@@ -17,7 +20,8 @@ struct follow {
 	const char *metrics_file;       /* --metrics-file, or NULL */
 	double interval;                /* --interval */
 	double next_sample;             /* now_s() of the next sample; 0: at once */
-	const char *command;            /* the command's argv[0], for the metrics; NULL: --attach */
+	enum followed what;             /* a command, or processes attached to */
+	const char *command;            /* FOLLOWED_COMMAND: its argv[0], for the metrics */
 	struct run_metrics metrics;     /* the metrics file's state (follow.c's) */
 };
 
@@ -30,5 +34,36 @@ struct follow {
  * ends is replaced within two) and at least 10 ms.
  */
 double follow_tick(struct follow *f, bool *sampled);
+
+/* What a mode gives the follow loop. */
+struct follow_hooks {
+	/*
+	 * Waits up to WAIT_S seconds (0: only looks): 0 while what is followed
+	 * goes on; else why the following ends: FOLLOW_ENDED (the command or
+	 * the last target ended), or the stop signal that came.
+	 */
+	int (*wait)(void *ctx, double wait_s);
+	/* After each tick (SAMPLED: it sampled): --profile's sample, --duration's end.  NULL: nothing. */
+	void (*ticked)(void *ctx, bool sampled);
+	void *ctx;
+};
+#define FOLLOW_ENDED (-1)
+
+/*
+ * Follows until H->wait says it ended: the first wait FIRST_WAIT_S long,
+ * then a tick after each wait, the next wait as long as the tick says.
+ * Then a last sample, and the metrics file removed (only a file it wrote):
+ * the figures of what has ended would read as true.  What the last wait
+ * said: FOLLOW_ENDED, or the signal.
+ */
+int follow_loop(struct follow *f, const struct follow_hooks *h, double first_wait_s);
+
+/*
+ * The end: this run's part in the machine's tuning left (the knobs
+ * restored when it was the last), then, unless QUIET, J's report, with RO
+ * as the mode chose it and the knobs in force and the tuning's history
+ * filled in here.
+ */
+void follow_end(struct follow *f, struct report_opts *ro, const struct report_subject *j, bool quiet);
 
 #endif

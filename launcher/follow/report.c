@@ -19,7 +19,6 @@
 #include "common/known.h"
 #include "common/msg.h"
 #include "common/text.h"
-#include "eval/profile.h"
 #include "host/knobs.h"
 #include "follow/report.h"
 #include "follow/survivors.h"
@@ -43,6 +42,14 @@ static const char *sig_name(int sig)
 	return buf;
 }
 
+/* What enabled KSM in what was followed, as the report judges it. */
+enum coverage { COVERED_UNKNOWN, COVERED_NONE, COVERED_LIBRARY, COVERED_PRCTL, COVERED_ATTACH };
+/* The JSON report's covered_by (ksm-run(1), JSON keys). */
+static const char *const coverage_names[] = {
+	[COVERED_UNKNOWN] = "unknown", [COVERED_NONE] = "none", [COVERED_LIBRARY] = "library",
+	[COVERED_PRCTL] = "prctl", [COVERED_ATTACH] = "attach",
+};
+
 struct figures {
 	long long page;
 	int nprocs;
@@ -51,7 +58,7 @@ struct figures {
 	long long scans;
 	const struct proc_info *main;
 	bool lib_loaded;
-	const char *covered_by;
+	enum coverage covered_by;
 	long long kept_user, kept_program, kept_secret;   /* summed over exit lines */
 	int kept_reporting;                               /* processes whose line said */
 	bool left_over;                                   /* the first counters were stale */
@@ -175,26 +182,26 @@ static void compute(struct figures *fg, const struct report_opts *o, const struc
 	int word;
 	fg->lib_loaded = m && (m->from_lib || m->lib_mapped);
 	if (m && library_enabled(m))
-		fg->covered_by = "library";
+		fg->covered_by = COVERED_LIBRARY;
 	else if (m && m->merge_any == 1)
-		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "prctl";
+		fg->covered_by = fg->lib_loaded && !m->from_lib ? COVERED_LIBRARY : COVERED_PRCTL;
 	else if (m && m->merge_any == 0 && m->sampled)
-		fg->covered_by = fg->lib_loaded && !m->from_lib ? "library" : "none";
+		fg->covered_by = fg->lib_loaded && !m->from_lib ? COVERED_LIBRARY : COVERED_NONE;
 	else if ((word = library_word_of_tree(s)) > 0)
-		fg->covered_by = "library";     /* the main process said nothing (sh -c before 6.4, say) */
+		fg->covered_by = COVERED_LIBRARY;       /* the main process said nothing (sh -c before 6.4, say) */
 	else
-		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded || word ? "unknown" : "none";
-	if (j->followed)
-		fg->covered_by = "attach";      /* enabled from outside: no command to judge */
+		fg->covered_by = o->prctl_pre_exec || fg->lib_loaded || word ? COVERED_UNKNOWN : COVERED_NONE;
+	if (j->what == FOLLOWED_ATTACHED)
+		fg->covered_by = COVERED_ATTACH;        /* enabled from outside: no command to judge */
 }
 
 static void json_exit(struct jsonw *w, const struct report_subject *j)
 {
 	jw_object(w, "exit");
-	if (j->followed) {
+	if (j->what == FOLLOWED_ATTACHED) {
 		jw_string(w, "how", "attached");
 		jw_string(w, "ended", j->ended);
-		jw_string(w, "targets", j->followed);
+		jw_string(w, "targets", j->targets);
 	} else if (WIFSIGNALED(j->wait_status)) {
 		jw_string(w, "how", "signaled");
 		jw_null(w, "code");
@@ -291,7 +298,7 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	jw_object(&w, "coverage");
 	jw_bool(&w, "library_loaded", fg->lib_loaded);
 	jw_bool(&w, "prctl_before_exec", o->prctl_pre_exec);
-	jw_string(&w, "covered_by", fg->covered_by);
+	jw_string(&w, "covered_by", coverage_names[fg->covered_by]);
 	jw_end(&w);
 	/* What the command saved comes first, as in the text. */
 	jw_object(&w, "saved");
@@ -332,8 +339,8 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	jw_end(&w);
 	jw_ll(&w, "foreign_report_lines", (long long)s->foreign_lines);
 	jw_bool(&w, "tree_truncated", s->truncated);
-	if (o->profile)
-		profile_json(&w, o->profile);
+	if (o->extra)
+		o->extra->json(&w, o->extra->ctx);
 	jw_finish(&w);
 }
 
@@ -478,26 +485,34 @@ static void write_system(FILE *f, const struct sampler *s, const struct figures 
 			human_bytes(sys_value(&s->first, "general_profit"), false), sys_value(&s->first, "pages_sharing"));
 }
 
+/* The text report's "enabled:" line. */
+static const char *coverage_text(const struct figures *fg)
+{
+	switch (fg->covered_by) {
+	case COVERED_ATTACH: return "by ksm-run --attach, from outside (see the lines above)";
+	case COVERED_LIBRARY: return "by libksmenable in the command";
+	case COVERED_PRCTL: return fg->lib_loaded ? "by the prctl (libksmenable loaded)" :
+		"by the prctl before exec only: libksmenable did not load (static, setuid, or cleared environment)";
+	case COVERED_NONE: return "NOTHING enabled KSM in the command";
+	case COVERED_UNKNOWN: break;
+	}
+	return "not observed (the command ended before the first sample)";
+}
+
 static void write_text(FILE *f, const struct report_opts *o, const struct sampler *s,
 		       const struct report_subject *j, const struct figures *fg)
 {
 	fputs("ksm-run: report\n  command:  ", f);
 	for (char **a = j->argv; *a; a++)
 		fprintf(f, "%s%s", a == j->argv ? "" : " ", printable(*a));
-	if (j->followed)
-		fprintf(f, "\n  attached: %s\n  ended:    after %.2f s: %s\n", printable(j->followed),
+	if (j->what == FOLLOWED_ATTACHED)
+		fprintf(f, "\n  attached: %s\n  ended:    after %.2f s: %s\n", printable(j->targets),
 			fg->runtime, j->ended);
 	else if (WIFSIGNALED(j->wait_status))
 		fprintf(f, "\n  ended:    killed by %s after %.2f s\n", sig_name(WTERMSIG(j->wait_status)), fg->runtime);
 	else
 		fprintf(f, "\n  ended:    exit status %d after %.2f s\n", WEXITSTATUS(j->wait_status), fg->runtime);
-	fprintf(f, "  enabled:  %s\n",
-		!strcmp(fg->covered_by, "attach") ? "by ksm-run --attach, from outside (see the lines above)" :
-		!strcmp(fg->covered_by, "library") ? "by libksmenable in the command" :
-		!strcmp(fg->covered_by, "prctl") ? (fg->lib_loaded ? "by the prctl (libksmenable loaded)" :
-			"by the prctl before exec only: libksmenable did not load (static, setuid, or cleared environment)") :
-		!strcmp(fg->covered_by, "none") ? "NOTHING enabled KSM in the command" :
-		"not observed (the command ended before the first sample)");
+	fprintf(f, "  enabled:  %s\n", coverage_text(fg));
 	write_saved(f, s, fg);
 	write_system(f, s, fg);
 	write_tree(f, o, s, fg);
@@ -523,8 +538,8 @@ static void write_text(FILE *f, const struct report_opts *o, const struct sample
 	for (int i = 0; i < o->knobs->n; i++)
 		fprintf(f, " %s=%s", o->knobs->k[i].name, o->knobs->k[i].value);
 	fputc('\n', f);
-	if (o->profile)
-		profile_print(f, o->profile);
+	if (o->extra)
+		o->extra->text(f, o->extra->ctx);
 }
 
 int report_write(const struct report_opts *o, const struct sampler *s, const struct report_subject *j)

@@ -6,13 +6,22 @@
 #define KSMRUN_REPORT_H
 
 #include <stdbool.h>
-
+#include <stdio.h>
 #include <sys/types.h>
 
+#include "common/jsonw.h"
 #include "host/knobs.h"
 #include "follow/tree.h"
 
-struct profile;
+/*
+ * A part a mode adds at the end of the report (--profile: its table and
+ * advice), in both forms: JSON keys of the report's object, and text.
+ */
+struct report_section {
+	void (*json)(struct jsonw *w, const void *ctx);
+	void (*text)(FILE *f, const void *ctx);
+	const void *ctx;
+};
 
 struct report_opts {
 	bool json;
@@ -20,7 +29,7 @@ struct report_opts {
 	bool prctl_pre_exec;
 	const struct knob_set *knobs;   /* in force during the run */
 	const char *tuning;
-	const struct profile *profile;  /* --profile: its table and advice */
+	const struct report_section *extra;     /* the mode's own part (--profile's), or NULL */
 	bool left_over;                 /* the counters were left over when ksm-run started */
 	bool all_processes;             /* --report-all: also the rows that never merged */
 };
@@ -30,17 +39,18 @@ struct report_opts {
  * the same way whoever started it (a command's run, --attach).
  */
 struct report_subject {
+	enum followed what;
 	char **argv;                    /* the command, or the ksm-run line that attached */
 	pid_t root;                     /* the command's first process; 0: none */
 	double start, end;              /* now_s() */
 	int wait_status;                /* ROOT's, as waitpid gave it */
 	int exit_status;                /* what ksm-run exits with for it */
 	/*
-	 * Processes that ksm-run did not start and enabled KSM in from outside
-	 * ("1234 (python3), ...") and how their following ended; NULL for a
-	 * command, whose end is ROOT's.
+	 * FOLLOWED_ATTACHED: the processes that ksm-run did not start and
+	 * enabled KSM in from outside ("1234 (python3), ..."; "" none) and how
+	 * their following ended.  A command's end is ROOT's.
 	 */
-	const char *followed, *ended;
+	const char *targets, *ended;
 };
 
 /* 0, or -1 when the report could not be written. */

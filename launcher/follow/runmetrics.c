@@ -45,13 +45,13 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* The command label: COMMAND's base name, else (--attach) the first target's comm. */
-static void command_label(const struct sampler *s, const char *command, char *out, size_t len)
+/* The command label: the command's base name, or the first target's comm. */
+static void command_label(const struct sampler *s, const struct run_metrics *m, char *out, size_t len)
 {
 	char path[64];
 
-	snprintf(out, len, "%s", command ? base_name(command) : "");
-	if (command || !s->ntargets)
+	snprintf(out, len, "%s", m->what == FOLLOWED_COMMAND ? base_name(m->argv0) : "");
+	if (m->what == FOLLOWED_COMMAND || !s->ntargets)
 		return;
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)s->targets[0]);
 	if (read_text(path, out, len))
@@ -71,7 +71,7 @@ void run_metrics_tick(struct run_metrics *m, const struct host_tuner *h, const s
 	if (!sampled && !changed)
 		return;
 	if (!m->command[0])
-		command_label(s, m->argv0, m->command, sizeof m->command);
+		command_label(s, m, m->command, sizeof m->command);
 	run_metrics_command(s, &c);
 	c.command = m->command;
 	c.file = base_name(m->path);

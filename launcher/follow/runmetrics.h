@@ -15,7 +15,8 @@
 
 struct run_metrics {
 	const char *path;               /* --metrics-file; NULL: none */
-	const char *argv0;              /* the command; NULL: --attach (its first target's name) */
+	enum followed what;
+	const char *argv0;              /* FOLLOWED_COMMAND: the command (ATTACHED: the first target's name) */
 	char command[256];              /* the command label, made at the first write */
 	struct metrics_role role;
 	int last_err;                   /* the last failure, said once */

@@ -62,6 +62,13 @@ struct sampler {
 	size_t index_cap;
 };
 
+/*
+ * What ksm-run follows: a command it started (its tree, from ROOT), or
+ * processes that already ran, attached to from outside (TARGETS, with
+ * their trees).  Never both.
+ */
+enum followed { FOLLOWED_COMMAND, FOLLOWED_ATTACHED };
+
 /* The most processes of one tree that are followed. */
 #define MAX_TRACKED 65536
 

@@ -199,6 +199,12 @@ static void check_others(struct host_tuner *h)
 	}
 }
 
+void host_tuner_count_targets(struct host_tuner *h, const pid_t *pids, int n)
+{
+	h->targets = pids;
+	h->ntargets = n;
+}
+
 static void measure(struct host_tuner *h, const struct election_news *news, const struct sys_sample *now)
 {
 	if (news->daemon) {

@@ -56,7 +56,7 @@ struct host_tuner {
 	/* Processes followed besides a command's tree (attached ones) that the
 	 * shared state does not hold (--keep-knobs, or a state that could not be
 	 * written), counted when this instance tunes; the rest come through the
-	 * state. */
+	 * state.  host_tuner_count_targets() sets them. */
 	const pid_t *targets;
 	int ntargets;
 	struct scancal_watch scan_cost;   /* ksmd's CPU per page while this instance tunes */
@@ -80,6 +80,13 @@ void host_tuner_alone(struct host_tuner *h, const struct knob_set *all);
 
 /* One step: the election, someone else's writes, the policy. */
 void host_tuner_tick(struct host_tuner *h, const struct sys_sample *first, const struct sys_sample *now);
+
+/*
+ * Processes attached to (N of them at PIDS, which must outlive the tuner's
+ * use) that the machine's shared state could not be told of: their memory
+ * counts as candidate memory while this instance tunes.
+ */
+void host_tuner_count_targets(struct host_tuner *h, const pid_t *pids, int n);
 
 /* Leaves; the last instance restores.  0 or -errno. */
 int host_tuner_leave(struct host_tuner *h);

@@ -52,6 +52,8 @@ struct run {
 	struct child c;
 	struct duration dur;          /* --duration: when the command is ended */
 	struct profile prof;
+	void (*on_sample)(struct run *r);       /* after each sample: --profile's; or NULL */
+	struct report_section report_part;      /* --profile's part of the report */
 };
 
 /* --report-file must be writable before anything runs. */
@@ -196,9 +198,9 @@ static int start_command(struct run *r)
 }
 
 /*
- * The command's process tree, as the sampler knows it (MAX_TRACKED at
- * most), for --profile.  The command runs: no allocation may end ksm-run,
- * so the array is the sampler's size, made once.
+ * --profile's sample: the command's process tree, as the sampler knows it
+ * (MAX_TRACKED at most).  The command runs: no allocation may end
+ * ksm-run, so the array is the sampler's size, made once.
  */
 static void profile_tree(struct run *r)
 {
@@ -210,72 +212,80 @@ static void profile_tree(struct run *r)
 	profile_sample(&r->prof, pids, n);
 }
 
+static void profile_json_part(struct jsonw *w, const void *prof)
+{
+	profile_json(w, prof);
+}
+
+static void profile_text_part(FILE *f, const void *prof)
+{
+	profile_print(f, prof);
+}
+
+/* --profile: a sample of it after each of the run's, and its part of the report. */
+static void profile_start(struct run *r)
+{
+	profile_init(&r->prof, r->o->threshold);
+	r->on_sample = profile_tree;
+	r->report_part = (struct report_section){ profile_json_part, profile_text_part, &r->prof };
+}
+
 /* --duration's end: what merged until now is sampled before the command is told to end. */
 static void end_of_duration(struct run *r, bool sampled)
 {
 	if (duration_term_due(&r->dur) && !sampled) {
 		sample_tick(&r->s);
-		if (r->o->profile)
-			profile_tree(r);
+		if (r->on_sample)
+			r->on_sample(r);
 	}
 	/* The report on stderr is JSON alone: the exit status says it (124). */
 	duration_signal(&r->dur, r->c.pid, r->o->quiet || (r->o->json && !r->o->report_file));
 }
 
-/*
- * Samples every --interval; the machine's tuning is looked after at least
- * every second, so that a tuner that ends is replaced within two.
- */
-static void supervise(struct run *r)
+/* The follow loop's wait: for the command's end, or --duration's. */
+static int wait_command(void *ctx, double wait_s)
 {
-	struct follow f = { .s = &r->s, .host = &r->host, .metrics_file = r->o->metrics_file, .interval = r->o->interval,
-			    .command = r->cmd[0] };
-	int wait_ms = 100;	/* an early first sample catches short commands */
-	bool sampled;
+	struct run *r = ctx;
 
-	if (r->o->profile)
-		profile_init(&r->prof, r->o->threshold);
-	duration_start(&r->dur, r->o->duration, r->c.start);
-	while (!child_wait(&r->c, duration_wait_ms(&r->dur, wait_ms))) {
-		wait_ms = (int)(1000 * follow_tick(&f, &sampled));
-		if (sampled && r->o->profile)
-			profile_tree(r);
-		end_of_duration(r, sampled);
-	}
-	if (r->c.exec_errno)
-		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
-	else
-		sample_tick(&r->s);
-	if (r->o->profile)
-		profile_finish(&r->prof);
-	/* The figures of a command that has ended would read as true: the file goes. */
-	if (r->o->metrics_file)
-		file_remove_own(r->o->metrics_file);
+	return child_wait(&r->c, duration_wait_ms(&r->dur, (int)(1000 * wait_s))) ? FOLLOW_ENDED : 0;
 }
 
-static void finish(struct run *r)
+static void ticked(void *ctx, bool sampled)
 {
-	struct knob_set in_force;
-	char tuning[1024];
+	struct run *r = ctx;
 
+	if (sampled && r->on_sample)
+		r->on_sample(r);
+	end_of_duration(r, sampled);
+}
+
+/*
+ * Follows the command to its end (follow.h), then leaves the tuning and
+ * reports.  The first sample comes early: it catches short commands.
+ */
+static void follow_command(struct run *r)
+{
+	struct follow f = { .s = &r->s, .host = &r->host, .metrics_file = r->o->metrics_file,
+			    .interval = r->o->interval, .what = FOLLOWED_COMMAND, .command = r->cmd[0] };
+	struct report_opts ro = {
+		.json = r->o->json, .file = r->o->report_file, .prctl_pre_exec = r->prctl_pre_exec,
+		.extra = r->on_sample ? &r->report_part : NULL, .all_processes = r->o->report_all,
+	};
+	struct report_subject j = { .what = FOLLOWED_COMMAND, .argv = r->cmd, .root = r->c.pid };
+
+	duration_start(&r->dur, r->o->duration, r->c.start);
+	follow_loop(&f, &(struct follow_hooks){ wait_command, ticked, r }, 0.1);
+	if (r->c.exec_errno)
+		msg_errno(r->c.exec_errno, "cannot run '%s'", r->cmd[0]);
+	if (ro.extra)
+		profile_finish(&r->prof);
 	if (r->o->end_survivors)
 		survivors_end(&r->s, r->c.pid);
-	run_leave_tuning(&r->host, &in_force);
-	if (!r->c.exec_errno && !r->o->quiet) {
-		struct report_opts ro = {
-			.json = r->o->json, .file = r->o->report_file,
-			.prctl_pre_exec = r->prctl_pre_exec, .knobs = &in_force,
-			.tuning = host_tuner_summary(&r->host, tuning, sizeof tuning),
-			.profile = r->o->profile ? &r->prof : NULL,
-			.left_over = r->host.left_over_at_start,
-			.all_processes = r->o->report_all,
-		};
-		struct report_subject j = {
-			.argv = r->cmd, .root = r->c.pid, .start = r->c.start, .end = r->c.end,
-			.wait_status = r->c.status, .exit_status = child_exit_status(&r->c),
-		};
-		report_write(&ro, &r->s, &j);
-	}
+	j.start = r->c.start;
+	j.end = r->c.end;
+	j.wait_status = r->c.status;
+	j.exit_status = child_exit_status(&r->c);
+	follow_end(&f, &ro, &j, r->c.exec_errno || r->o->quiet);
 	channel_close(&r->channel);
 }
 
@@ -299,8 +309,9 @@ int run_command(const struct run_opts *o, char **cmd)
 	if (start_command(&r))
 		return EXIT_OWN;
 	/* ---- The command runs: from here ksm-run must not bail out. ---- */
-	supervise(&r);
-	finish(&r);
+	if (o->profile)
+		profile_start(&r);
+	follow_command(&r);
 	/* Ended by --duration: timeout(1)'s status, not the TERM re-raised. */
 	if ((err = duration_exit_status(&r.dur, &r.c)) >= 0) {
 		fflush(NULL);
