@@ -463,7 +463,8 @@ image:
 
 install: all install-monitoring
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man7 \
-		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1
+		$(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 755 $(LIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME)
 	install -m 644 include/ksmenable.h $(DESTDIR)$(INCLUDEDIR)/ksmenable.h
@@ -471,6 +472,8 @@ install: all install-monitoring
 	install -m 644 man/libksmenable.7 $(DESTDIR)$(MANDIR)/man7/libksmenable.7
 	install -m 755 $(RUN) $(DESTDIR)$(BINDIR)/ksm-run
 	install -m 644 man/ksm-run.1 $(DESTDIR)$(MANDIR)/man1/ksm-run.1
+	install -m 644 man/ksmenable.conf.5 $(DESTDIR)$(MANDIR)/man5/ksmenable.conf.5
+	install -m 644 man/ksm-run-daemon.8 $(DESTDIR)$(MANDIR)/man8/ksm-run-daemon.8
 	install -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 644 launcher/completion/ksm-run.bash $(DESTDIR)$(BASHCOMPDIR)/ksm-run
 	install -m 644 launcher/completion/_ksm-run $(DESTDIR)$(ZSHCOMPDIR)/_ksm-run
@@ -486,7 +489,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(LIBNAME) \
 		$(DESTDIR)$(INCLUDEDIR)/ksmenable.h $(DESTDIR)$(PKGCONFIGDIR)/ksmenable.pc \
 		$(DESTDIR)$(MANDIR)/man7/libksmenable.7 $(DESTDIR)$(BINDIR)/ksm-run \
-		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
+		$(DESTDIR)$(MANDIR)/man1/ksm-run.1 $(DESTDIR)$(MANDIR)/man5/ksmenable.conf.5 \
+		$(DESTDIR)$(MANDIR)/man8/ksm-run-daemon.8 $(DESTDIR)$(BASHCOMPDIR)/ksm-run \
 		$(DESTDIR)$(ZSHCOMPDIR)/_ksm-run $(DESTDIR)$(SYSTEMDUNITDIR)/ksmenable.service
 	rm -f $(MONITORING:%=$(DESTDIR)$(MONITORINGDIR)/%)
 

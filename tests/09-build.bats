@@ -4,7 +4,7 @@
 
 load helpers
 
-@test "make install puts library, header and man page under DESTDIR, and uninstall removes them" {
+@test "make install puts library, header and man pages under DESTDIR, and uninstall removes them" {
 	d=$BATS_TEST_TMPDIR/stage
 	# A build directory of the test's own: the suite's build stays as it is.
 	run make -C "$TOP" -s install O="$BATS_TEST_TMPDIR/build" DESTDIR="$d" PREFIX=/usr
@@ -22,6 +22,7 @@ load helpers
 	[ "$status" = 0 ]
 	# and the installed ksm-run finds the installed library (../lib), by its soname
 	[ -x "$d/usr/bin/ksm-run" ] && [ -f "$d/usr/share/man/man1/ksm-run.1" ]
+	[ -f "$d/usr/share/man/man5/ksmenable.conf.5" ] && [ -f "$d/usr/share/man/man8/ksm-run-daemon.8" ]
 	run --separate-stderr "$d/usr/bin/ksm-run" --no-tune -q --mode=madvise -- sh -c 'grep -c libksmenable /proc/self/maps'
 	[ "$status" = 0 ]
 	[ "$output" -ge 1 ]

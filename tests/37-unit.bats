@@ -63,9 +63,14 @@ EXPOSURE_MAX=2.4
 	for key in 'User=' 'PrivateUsers=' 'ProcSubset=' 'RootDirectory=' 'PrivateNetwork=' 'RestrictRealtime='; do
 		grep -q "^#.*Not $key\|^#.*(not $key" "$UNIT_IN" || { echo "no comment on $key" >&2; return 1; }
 	done
-	# verify checks that Documentation= names a man page that man finds.
-	mkdir -p "$BATS_TEST_TMPDIR/man/man1"
-	ln -s "$TOP/man/ksm-run.1" "$BATS_TEST_TMPDIR/man/man1/"
+	# verify checks that Documentation= names a man page that man finds: the
+	# daemon's, its policy's and ksm-run's.
+	grep -qx 'Documentation=man:ksm-run-daemon(8) man:ksmenable.conf(5) man:ksm-run(1)' "$UNIT_IN"
+	local page
+	for page in "$TOP"/man/*.[1-8]; do
+		mkdir -p "$BATS_TEST_TMPDIR/man/man${page##*.}"
+		ln -s "$page" "$BATS_TEST_TMPDIR/man/man${page##*.}/"
+	done
 	run -0 env MANPATH="$BATS_TEST_TMPDIR/man" systemd-analyze verify "$unit"
 	[ -z "$output" ]
 }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bats
-# The EXAMPLES of man/ksm-run.1 and man/libksmenable.7, run as written
-# (a test program for the server, a cgroup of the test for the service),
-# each checked against what its paragraph says it does.  An example this
-# file does not know fails the test: a new one gets its check here.
+# The EXAMPLES of man/ksm-run.1, man/ksm-run-daemon.8 and
+# man/libksmenable.7, run as written (a test program for the server, a
+# cgroup of the test for the service), each checked against what its
+# paragraph says it does; those of man/ksmenable.conf.5, policies, are
+# checked by tests/49-policy.bats.  An example this file does not know
+# fails the test: a new one gets its check here, and so does a new page.
 # ci: lock asan
 
 load helpers
@@ -118,6 +120,32 @@ stop_service() {
 	[ "$(knobs_snapshot)" = "$before" ]
 }
 
+@test "EXAMPLES of ksm-run-daemon(8): the unit it enables is the tree's, and the status runs" {
+	local rec para line cmd seen=0
+	while IFS= read -r -d '' rec; do
+		para=${rec%%$'\t'*} line=${rec#*$'\t'}
+		echo "#${para}"
+		echo "#   $line"
+		cmd=${line/#ksm-run/\"\$KSM_RUN\"}
+		case $line in
+		"systemctl disable --now ksmtuned") ;;  # another package's unit
+		"systemctl enable --now ksmenable")
+			# systemd is not PID 1 here: the unit is the one make install installs.
+			[ -f "$TOP/launcher/systemd/ksmenable.service.in" ]
+			;;
+		"ksm-run --status")
+			run -0 eval "$cmd"
+			;;
+		*)
+			echo "an example this test does not know: $line" >&2
+			return 1
+			;;
+		esac
+		seen=$((seen + 1))
+	done < <(man_examples "$TOP/man/ksm-run-daemon.8")
+	[ "$seen" = 3 ]
+}
+
 @test "EXAMPLES of libksmenable(7): the variables are taken, and the smaps command shows what was advised" {
 	local rec line cmd seen=0 report=$BATS_TEST_TMPDIR/ksm.jsonl
 	while IFS= read -r -d '' rec; do
@@ -149,4 +177,21 @@ stop_service() {
 	done < <(man_examples "$TOP/man/libksmenable.7")
 	[ "$seen" = 3 ]
 	[ "$(jq -r .mode "$report")" = prctl ]
+}
+
+@test "every man page's EXAMPLES are checked: here, or ksmenable.conf(5)'s policies in 49-policy" {
+	local page
+	for page in "$TOP"/man/*.[1-8]; do
+		grep -q '^\.SH EXAMPLES$' "$page" || continue
+		case ${page##*/} in
+		ksm-run.1 | ksm-run-daemon.8 | libksmenable.7)
+			grep -qF "man_examples \"\$TOP/man/${page##*/}\"" "$BATS_TEST_FILENAME" ;;
+		ksmenable.conf.5)
+			grep -qF 'man/ksmenable.conf.5' "$TOP/tests/49-policy.bats" ;;
+		*)
+			echo "no test runs the EXAMPLES of $page" >&2
+			return 1
+			;;
+		esac
+	done
 }

@@ -132,9 +132,9 @@ foreign() {
 	[ -z "$output" ] || { echo "written but not read from metrics.c: $output"; return 1; }
 }
 
-@test "the alert and the panel that the man page and README show are those of the files" {
+@test "the alert and the panel that ksm-run-daemon(8) and README show are those of the files" {
 	local rules=$MON/ksmenable.rules.yml man
-	man=$(sed 's/\\-/-/g' "$TOP/man/ksm-run.1")
+	man=$(sed 's/\\-/-/g' "$TOP/man/ksm-run-daemon.8")
 	# The alert, its expression and its for: as the rules file has them.
 	grep -q '^      - alert: KsmenableKsmdOverCpuBudget$' "$rules"
 	grep -A1 'alert: KsmenableKsmdOverCpuBudget$' "$rules" | grep -q 'expr: instance:ksmenable_ksmd_cpu:percent_rate5m > 50$'

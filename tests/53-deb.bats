@@ -135,6 +135,7 @@ deb_files() { dpkg-deb -c "$DEBS/$1_${VERSION}_$(dpkg --print-architecture).deb"
 	run -0 deb_files ksm-run
 	local f
 	for f in usr/bin/ksm-run usr/share/man/man1/ksm-run.1.gz usr/share/man/man7/libksmenable.7.gz \
+		usr/share/man/man5/ksmenable.conf.5.gz usr/share/man/man8/ksm-run-daemon.8.gz \
 		usr/share/bash-completion/completions/ksm-run usr/share/zsh/vendor-completions/_ksm-run \
 		lib/systemd/system/ksmenable.service etc/ksmenable/ksmenable.conf; do
 		grep -q " $f\$" <<<"$output" || { echo "ksm-run lacks $f"; return 1; }

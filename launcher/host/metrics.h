@@ -3,7 +3,7 @@
  * Prometheus text exposition format, for node_exporter's textfile
  * collector, written atomically (a new file in the same directory, then
  * rename) by the daemon at every tick and by a ksm-run at every sample.
- * ksm-run(1) METRICS lists every metric.
+ * ksm-run-daemon(8), METRICS, lists every metric.
  */
 #ifndef KSMRUN_METRICS_H
 #define KSMRUN_METRICS_H

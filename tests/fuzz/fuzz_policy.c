@@ -1,7 +1,7 @@
 /*
  * fuzz_policy.c - the host agent's policy files (launcher/policy/parse.c):
- * policy_parse on any text, against the grammar of ksm-run(1)'s POLICY
- * section and policy.h written out below:
+ * policy_parse on any text, against the grammar of ksmenable.conf(5)
+ * and policy.h written out below:
  *  - the errors: a return of 0 is a file that called the error callback
  *    never; any other, the number of calls, each with this file's name, a
  *    line of the text (1 to its number of lines) and a message that is not
