@@ -7,15 +7,14 @@
  */
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/logsink.h"
 #include "common/msg.h"
 #include "common/stopsig.h"
 #include "common/parse.h"
@@ -39,66 +38,6 @@
  * the program it runs, a tenth of a second after its start at most.
  */
 #define EVENT_WAIT_S 0.1
-
-static bool journal;
-
-/*
- * Is stderr the journal?  systemd sets JOURNAL_STREAM=DEV:INODE for the
- * stream it connects; a stderr redirected since does not match.
- */
-static bool stderr_is_journal(void)
-{
-	const char *js = getenv("JOURNAL_STREAM");
-	char dev[32];
-	const char *colon;
-	long long d, i;
-	struct stat st;
-
-	if (!js || !(colon = strchr(js, ':')) || (size_t)(colon - js) >= sizeof dev)
-		return false;
-	snprintf(dev, sizeof dev, "%.*s", (int)(colon - js), js);
-	if (parse_ll(dev, 0, LLONG_MAX, &d) || parse_ll(colon + 1, 0, LLONG_MAX, &i) || fstat(STDERR_FILENO, &st))
-		return false;
-	return (long long)st.st_dev == d && (long long)st.st_ino == i;
-}
-
-/*
- * One line per decision, in one write so that lines never mix.  The
- * journal stamps its lines itself; anywhere else they get the time.
- */
-static void daemon_log(const char *line)
-{
-	char buf[768], when[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	int n;
-
-	if (journal) {
-		n = snprintf(buf, sizeof buf, "%s\n", line);
-	} else {
-		if (!localtime_r(&t, &tm) || !strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm))
-			snprintf(when, sizeof when, "-");
-		n = snprintf(buf, sizeof buf, "%s ksm-run[%d]: %s\n", when, (int)getpid(), line);
-	}
-	if (n > (int)sizeof buf - 1)
-		n = (int)sizeof buf - 1;
-	if (write(STDERR_FILENO, buf, (size_t)n) < 0) {
-		/* A closed or broken stderr: the daemon goes on without its log. */
-	}
-}
-
-static void daemon_logf(const char *fmt, ...) FMT(1, 2);
-
-static void daemon_logf(const char *fmt, ...)
-{
-	char line[640];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	daemon_log(line);
-}
 
 /* The refusals, before anything is changed. */
 static void check_can_run(const struct daemon_opts *o)
@@ -126,7 +65,7 @@ static void configure(struct host_tuner *h, const struct daemon_opts *o)
 	h->cfg.profit_floor = (double)(o->min_profit_given ? o->min_profit : DEFAULT_MIN_PROFIT);
 	h->cfg.adapt_to_pressure = true;
 	h->take_over = o->take_over;
-	h->log = daemon_log;
+	h->log = log_stderr;
 	h->m.kind = USER_DAEMON;
 	snprintf(h->m.name, sizeof h->m.name, "daemon");
 }
@@ -137,7 +76,7 @@ static void log_standing(const struct host_tuner *h, const struct sys_sample *no
 	char tuning[1024];
 	long long gp = sys_value(now, "general_profit");
 
-	daemon_logf("%s; candidate memory %lld MiB in %d processes; general_profit %lld MiB; "
+	log_to(log_stderr, "%s; candidate memory %lld MiB in %d processes; general_profit %lld MiB; "
 		    "ksmd %.1f%% of a core; memory pressure %.2f (%s); %s",
 		    h->m.tuning ? "tuning the machine" : "not tuning (see --status)",
 		    h->candidate < 0 ? -1 : h->candidate * sysconf(_SC_PAGESIZE) >> 20, h->candidate_procs,
@@ -164,10 +103,10 @@ static void write_metrics(const struct daemon_opts *o, const struct host_tuner *
 	r = metrics_write_host(o->metrics_file, h, now, NULL, agent->active ? &figures : NULL,
 			       agent->active ? &life : NULL, role.machine);
 	if (r && r != last_err)
-		daemon_logf("cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
+		log_to(log_stderr, "cannot write the metrics file %s: %s; trying again at every tick", o->metrics_file,
 			    file_strerror(-r));
 	else if (!r && last_err)
-		daemon_logf("the metrics file %s is written again", o->metrics_file);
+		log_to(log_stderr, "the metrics file %s is written again", o->metrics_file);
 	last_err = r;
 }
 
@@ -186,7 +125,6 @@ int daemon_main(const struct daemon_opts *o)
 	double next_tick;
 	int sig;
 
-	journal = stderr_is_journal();
 	check_can_run(o);
 	/* From here the stop signals are taken by sigtimedwait only: none kills us before the restore. */
 	stop_signals_block(&stops, (const int[]){ SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 });
@@ -194,7 +132,7 @@ int daemon_main(const struct daemon_opts *o)
 	ending = stops;
 	sigdelset(&ending, SIGHUP);
 	/* The policy is checked before anything changes: one that is not valid is a refusal. */
-	if (agent_start(&agent, o->policy, daemon_log, &ending))
+	if (agent_start(&agent, o->policy, log_stderr, &ending))
 		die("--daemon: the policy is not valid (the errors are above; ksm-run --check-config%s%s "
 		    "checks it): nothing was changed", o->policy ? "=" : "", o->policy ? o->policy : "");
 	configure(&h, o);
@@ -204,7 +142,7 @@ int daemon_main(const struct daemon_opts *o)
 		host_tuner_leave(&h);
 		exit(EXIT_OWN);
 	}
-	daemon_logf("tuning the machine (pid %d): boost, then a full scan as often as the churn needs, at least every %g s; ksmd under %g%% of a core%s; "
+	log_to(log_stderr, "tuning the machine (pid %d): boost, then a full scan as often as the churn needs, at least every %g s; ksmd under %g%% of a core%s; "
 		    "slows to the minimum under %lu MiB saved per percent of a core",
 		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
 		    (unsigned long)(h.cfg.profit_floor / 1048576));
@@ -245,11 +183,11 @@ int daemon_main(const struct daemon_opts *o)
 	if (o->metrics_file)
 		file_remove_own(o->metrics_file);
 	if (host_tuner_leave(&h)) {
-		daemon_logf("stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
+		log_to(log_stderr, "stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
 			    "then `ksm-run --restore`", stop_name(sig));
 		return 1;
 	}
-	daemon_logf("stopped by %s; %s", stop_name(sig), h.m.restored ? "the knobs from before are restored" :
+	log_to(log_stderr, "stopped by %s; %s", stop_name(sig), h.m.restored ? "the knobs from before are restored" :
 		    "ksm-run instances still run: the tuning passes to them, and the last restores the knobs");
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/logsink.h"
 #include "common/msg.h"
 #include "common/parse.h"
 #include "host/candidate.h"
@@ -40,16 +41,14 @@ static bool watches(const struct host_tuner *h, int i)
 
 static void say(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
 
+/* The daemon's log; a command's run has none. */
 static void say(struct host_tuner *h, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
+	log_vto(h->log, fmt, ap);
 	va_end(ap);
-	if (h->log)
-		h->log(line);
 }
 
 /* What everyone should hear: the daemon's log, or a command's stderr. */
@@ -57,16 +56,18 @@ static void notice(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
 
 static void notice(struct host_tuner *h, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	if (h->log)
-		h->log(line);
-	else
+	if (h->log) {
+		log_vto(h->log, fmt, ap);
+	} else {
+		char line[512];
+
+		vsnprintf(line, sizeof line, fmt, ap);
 		msg("%s", line);
+	}
+	va_end(ap);
 }
 
 /* The watched knobs as they are now become what is expected. */

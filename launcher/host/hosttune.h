@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "common/logsink.h"
 #include "host/counters.h"
 #include "host/election.h"
 #include "host/knobs.h"
@@ -47,7 +48,7 @@ struct host_tuner {
 	const char *pressure_source;
 	double cpu_t0, cpu0, cpu_pct;   /* ksmd's CPU over about a minute */
 	pid_t ksmd;
-	void (*log)(const char *line);  /* the daemon's decisions; NULL: none */
+	log_sink *log;                  /* the daemon's decisions (logsink.h); NULL: none */
 	bool alone;                     /* --keep-knobs: no election */
 	bool registered;                /* joined the machine's tuning (and may have left since) */
 	pid_t tuner_pid;                /* who tuned at the last tick; 0 nobody */

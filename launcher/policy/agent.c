@@ -41,9 +41,9 @@ static void log_error(void *ctx, const char *file, int line, const char *message
 	const struct agent *a = ctx;
 
 	if (line)
-		agent_logf(a, "policy: %s:%d: %s", printable(file), line, message);
+		log_to(a->log, "policy: %s:%d: %s", printable(file), line, message);
 	else
-		agent_logf(a, "policy: %s: %s", printable(file), message);
+		log_to(a->log, "policy: %s: %s", printable(file), message);
 }
 
 /* Reads the policy into *P: 0 valid, 1 no file (an empty policy), -1 not valid. */
@@ -72,14 +72,14 @@ static void listen_while_active(struct agent *a)
 {
 	if (a->active && a->events < 0) {
 		if ((a->events = procevents_open()) >= 0)
-			agent_logf(a, "process events: from the kernel (proc connector): a new or exec'd process is "
+			log_to(a->log, "process events: from the kernel (proc connector): a new or exec'd process is "
 			      "judged at once, and /proc scanned every %d s for what they might miss",
 			      AGENT_CHECK_SCAN_S);
 		else {
 			snprintf(a->events_why, sizeof a->events_why, "%s%s", strerror(errno),
 				 errno == EPERM || errno == ETIMEDOUT || errno == EPROTONOSUPPORT ?
 				 "; they need CAP_NET_ADMIN in the host's namespaces" : "");
-			agent_logf(a, "process events: not available (%s): new processes are found by a scan of "
+			log_to(a->log, "process events: not available (%s): new processes are found by a scan of "
 			      "/proc every second", a->events_why);
 		}
 		a->changed = true;
@@ -105,12 +105,12 @@ static void own_cgroup_read(struct agent *a)
 				  proc_cgroup_parse(text, init, sizeof init) == 0 && !strcmp(init, a->own_cgroup);
 	a->own_cgroup_known = !a->own_cgroup_everyones;
 	if (a->own_cgroup_everyones && a->active)
-		agent_logf(a, "the agent's cgroup %s is PID 1's, every process's (no service manager gave the agent "
+		log_to(a->log, "the agent's cgroup %s is PID 1's, every process's (no service manager gave the agent "
 		      "one of its own): it keeps no process out, only the agent itself is left alone",
 		      printable(a->own_cgroup));
 }
 
-int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops)
+int agent_start(struct agent *a, const char *file, log_sink *log, const sigset_t *stops)
 {
 	int r;
 
@@ -123,18 +123,18 @@ int agent_start(struct agent *a, const char *file, void (*log)(const char *), co
 	if ((r = read_policy(a, &a->policy)) < 0)
 		return -1;
 	if (r > 0 && file) {
-		agent_logf(a, "policy: %s: no such file", printable(file));
+		log_to(a->log, "policy: %s: no such file", printable(file));
 		return -1;
 	}
 	a->active = r == 0;
 	a->changed = true;
 	own_cgroup_read(a);
 	if (a->active)
-		agent_logf(a, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
+		log_to(a->log, "policy %s: %d rule%s; each process a rule names is enabled as it says, "
 		      "and so is each that starts later", printable(a->file), a->policy.n,
 		      a->policy.n == 1 ? "" : "s");
 	else
-		agent_logf(a, "no policy (%s does not exist): KSM is enabled in no process by the agent",
+		log_to(a->log, "no policy (%s does not exist): KSM is enabled in no process by the agent",
 		      printable(a->file));
 	listen_while_active(a);
 	return 0;
@@ -151,13 +151,13 @@ void agent_reload(struct agent *a)
 		policy_free(&a->policy);
 		a->active = false;
 		a->changed = true;
-		agent_logf(a, "policy %s: no such file any more: the agent enables KSM in no new process "
+		log_to(a->log, "policy %s: no such file any more: the agent enables KSM in no new process "
 		      "(those it enabled keep it)", printable(a->file));
 		listen_while_active(a);
 		return;
 	}
 	if (r < 0) {
-		agent_logf(a, "policy %s: not valid, not taken: the policy of %d rule%s stays in force",
+		log_to(a->log, "policy %s: not valid, not taken: the policy of %d rule%s stays in force",
 		      printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
 		return;
 	}
@@ -172,7 +172,7 @@ void agent_reload(struct agent *a)
 	for (size_t i = 0; i < a->nprocs; i++)
 		a->procs[i].stale = true;
 	a->changed = true;
-	agent_logf(a, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
+	log_to(a->log, "policy %s reloaded: %d rule%s", printable(a->file), a->policy.n, a->policy.n == 1 ? "" : "s");
 	listen_while_active(a);
 }
 
@@ -218,7 +218,7 @@ static void look_at_exec(struct agent *a, struct agent_proc *p)
 		return;
 	p->secure_mergeable = true;
 	a->changed = true;
-	agent_logf(a, "%d (%s): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its "
+	log_to(a->log, "%d (%s): warning: runs a program in secure execution (setuid, setgid or file capabilities) and its "
 	      "memory is mergeable: the kernel kept the process-wide flag across its exec; a rule with action = off "
 	      "takes KSM out of it", (int)p->pid, printable(p->comm));
 }
@@ -346,7 +346,7 @@ void agent_events(struct agent *a)
 		a->events_lost = true;          /* the next tick scans /proc */
 	} else if (n < 0) {
 		snprintf(a->events_why, sizeof a->events_why, "%s", strerror(errno));
-		agent_logf(a, "process events: %s; new processes are found by a scan of /proc every second from now",
+		log_to(a->log, "process events: %s; new processes are found by a scan of /proc every second from now",
 		      a->events_why);
 		procevents_close(a->events);
 		a->events = -1;

@@ -1,6 +1,6 @@
 /*
- * agent.h - the host agent (agent.c; one process judged: agentjudge.c;
- * its log: agentlog.c): the policy (policy.h) applied to
+ * agent.h - the host agent (agent.c; one process judged: agentjudge.c):
+ * the policy (policy.h) applied to
  * the machine's processes by the daemon, to those that run when it
  * starts and to every new one, with the attach machinery (target.h).
  */
@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "common/logsink.h"
 #include "policy/census.h"
 #include "policy/policy.h"
 
@@ -51,7 +52,7 @@ struct agent {
 	char events_why[128];           /* why there are none (events < 0 with a policy) */
 	double last_scan;               /* of /proc, now_s() */
 	const sigset_t *stops;          /* pending, they end an attach between stops */
-	void (*log)(const char *line);
+	log_sink *log;                  /* its log lines (logsink.h) */
 	/* The machine's mergeable processes by domain (census.h): the refusals, --status, the metrics. */
 	struct census census;
 	/* How many processes each outcome had, since the start. */
@@ -66,7 +67,7 @@ struct agent {
  * exist is no policy, FILE given must exist).  0; -1 when it is not valid
  * (its errors given to LOG first): the daemon then refuses to start.
  */
-int agent_start(struct agent *a, const char *file, void (*log)(const char *), const sigset_t *stops);
+int agent_start(struct agent *a, const char *file, log_sink *log, const sigset_t *stops);
 
 /*
  * HUP: the policy read again and checked as at the start.  A policy that
@@ -115,10 +116,6 @@ bool agent_listening(const struct agent *a);
 void agent_tick(struct agent *a);
 
 void agent_stop(struct agent *a);
-
-/* A line of the agent's log (its LOG), formatted as printf does (agentlog.c). */
-__attribute__((format(printf, 2, 3)))
-void agent_logf(const struct agent *a, const char *fmt, ...);
 
 /*
  * Judges process PID (named COMM) into its record *P, and applies the rule

@@ -97,7 +97,7 @@ static void say_domain_joins(const struct agent *a, const struct policy_rule *r,
 
 	if (!first_of_domain || !(o = agent_enabled_elsewhere(a, p->domain)))
 		return;
-	agent_logf(a, "rule %s: warning: the memory the agent made mergeable spans security domains now: %s "
+	log_to(a->log, "rule %s: warning: the memory the agent made mergeable spans security domains now: %s "
 	      "(process %d) and %s (process %d) at least, as cross-domain = yes accepts; a merged page is a "
 	      "timing side channel between their processes", r->name, printable(p->domain), (int)p->pid,
 	      printable(o->domain), (int)o->pid);
@@ -115,7 +115,7 @@ static void test_pause(const struct agent *a, pid_t pid)
 
 	if (!v || parse_ll(v, 1, 60000, &ms))
 		return;
-	agent_logf(a, "test: %d judged; attached in %lld ms", (int)pid, ms);
+	log_to(a->log, "test: %d judged; attached in %lld ms", (int)pid, ms);
 	nanosleep(&(struct timespec){ (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L }, NULL);
 }
 
@@ -148,7 +148,7 @@ bool agent_judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc
 	if ((why = policy_rule_guard(r, &f, a->own_cgroup_known ? a->own_cgroup : NULL))) {
 		p->result = AGENT_LEFT_ALONE;
 		snprintf(p->why, sizeof p->why, "%s", why);
-		agent_logf(a, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
+		log_to(a->log, "rule %s: %d: left alone: %s", r->name, (int)pid, why);
 		return true;
 	}
 	if (r->lib.mode != MODE_OFF && agent_mixes_domains(a, r, &f, p, p->why, sizeof p->why)) {
@@ -156,7 +156,7 @@ bool agent_judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc
 			return true;    /* its cgroup or user went with it: ended, not refused */
 		a->refused++;
 		p->result = AGENT_REFUSED;
-		agent_logf(a, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), p->why);
+		log_to(a->log, "rule %s: %d (%s): refused: %s", r->name, (int)pid, printable(comm), p->why);
 		return true;
 	}
 	make_plan(a, r, pid, &plan, &sel);
@@ -179,7 +179,7 @@ bool agent_judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc
 	/* The unit allows the raise; a sandbox of another making (a container, a drop-in) may not. */
 	if (res.raise_refused && !a->said_not_raised) {
 		a->said_not_raised = true;
-		agent_logf(a, "stops are not raised (SCHED_FIFO: %s): on a busy host a target may stay stopped longer "
+		log_to(a->log, "stops are not raised (SCHED_FIFO: %s): on a busy host a target may stay stopped longer "
 		      "than its 10 ms budget; the raise needs CAP_SYS_NICE, sched_setscheduler allowed and "
 		      "RestrictRealtime=no (ksm-run(1), ATTACH)", strerror(res.raise_refused));
 	}
@@ -212,7 +212,7 @@ bool agent_judge(struct agent *a, pid_t pid, const char *comm, struct agent_proc
 		return true;    /* nothing to say: as it should be, or gone */
 	}
 	target_result_line(&res, &plan, line, sizeof line);
-	agent_logf(a, "rule %s: %s", r->name, line);
+	log_to(a->log, "rule %s: %s", r->name, line);
 	if (p->enabled) {
 		census_note(&a->census, p->domain, p->pid);
 		say_domain_joins(a, r, p, first_of_domain);
