@@ -111,3 +111,61 @@ int main(void) { struct ksmenable_stat st; return ksmenable_read_stat(&st) < -1;
 	done
 	[ -z "$long" ] || { echo "too long:$long"; false; }
 }
+
+# layout_check HACKING TOP: what is wrong with the map in HACKING's
+# "## Layout" against the tree at TOP, one line each; nothing when it is
+# right.  Folders are the lines "- `DIR/`: ...", their files the items
+# "  - `NAME`: ..." under them.  Every file that git lists under preload,
+# launcher and include is named once, under its folder (a .c stands for
+# the .h beside it), and every item names a file that is there.
+layout_check() {
+	local doc=$1 top=$2 named want f
+	named=$(awk '
+		/^## / { inside = $0 == "## Layout"; next }
+		!inside { next }
+		match($0, /^- `[^`]+\/`:/) { dir = substr($0, 4, RLENGTH - 6); next }
+		match($0, /^  - `[^`]+`:/) { print dir "/" substr($0, 6, RLENGTH - 7) }
+	' "$doc")
+	want=$(git -C "$top" ls-files preload launcher include | awk '
+		{ file[NR] = $0; have[$0] = 1 }
+		END {
+			for (i = 1; i <= NR; i++)
+				if (file[i] !~ /\.h$/ || !((substr(file[i], 1, length(file[i]) - 1) "c") in have))
+					print file[i]
+		}')
+	[ -n "$want" ] || echo "git lists no file under preload, launcher and include in $top"
+	comm -23 <(sort <<<"$want") <(sort -u <<<"$named") | sed "s/^/missing from HACKING.md's Layout: /"
+	sort <<<"$named" | uniq -c | awk '$1 > 1 { print "named in " $1 " items of HACKING.md'\''s Layout: " $2 }'
+	while read -r f; do
+		[ -n "$f" ] || continue
+		if [ ! -f "$top/$f" ]; then
+			echo "in HACKING.md's Layout but not in the tree: $f"
+		elif [[ $f == *.h && -f $top/${f%.h}.c ]]; then
+			echo "in HACKING.md's Layout as a header: $f (name its .c)"
+		fi
+	done <<<"$named"
+}
+
+@test "HACKING.md's Layout names every file of preload/, include/ and launcher/ once, and only files that are there" {
+	local wrong
+	wrong=$(layout_check "$TOP/HACKING.md" "$TOP")
+	[ -z "$wrong" ] || { echo "$wrong"; false; }
+	# The check finds a file left out, one named twice, one that is not
+	# there and a header named for its .c.
+	awk '
+		/^  - `glob\.c`:/ { next }
+		{ print }
+		/^  - `tune\.c`:/ {
+			print "  - `ghost.c`: a file that is not there"
+			print "  - `counters.c`: named a second time"
+			print "  - `knobs.h`: the header of knobs.c"
+		}
+	' "$TOP/HACKING.md" >"$BATS_TEST_TMPDIR/HACKING.md"
+	run -0 layout_check "$BATS_TEST_TMPDIR/HACKING.md" "$TOP"
+	printf '%s\n' "$output"
+	[[ $output == *"missing from HACKING.md's Layout: preload/core/glob.c"* ]]
+	[[ $output == *"in HACKING.md's Layout but not in the tree: launcher/host/ghost.c"* ]]
+	[[ $output == *"named in 2 items of HACKING.md's Layout: launcher/host/counters.c"* ]]
+	[[ $output == *"in HACKING.md's Layout as a header: launcher/host/knobs.h (name its .c)"* ]]
+	[ "${#lines[@]}" = 4 ]
+}
