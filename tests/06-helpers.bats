@@ -128,7 +128,8 @@ load launcher_helpers
 	local merged plain
 	merged=$(workload_region mmap)
 	plain=$(workload_region mmap plain)
-	wait_until 20 region_merged "$WL_PID" "$merged"
+	# All but one of its pages, not the first: ksmd may be halfway through.
+	wait_until 20 region_merged_kb "$WL_PID" "$merged" $((15 * 1024))
 	echo 0 >$KSM/run        # the pages hold still while both count them
 	[ "$("$PROGS/ksmframes" "$WL_PID" "$merged")" = "$(smaps_field "$WL_PID" "$merged" KSM | awk '{print $1 + 0}')" ]
 	[ "$("$PROGS/ksmframes" "$WL_PID" "$merged")" -ge $((15 * 1024)) ]

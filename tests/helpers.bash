@@ -312,6 +312,9 @@ merged_pages() {
 merge_any_unset() { "$PROGS/dupmem" getmerge | awk '$1 == "merge_any" { print $3 }'; }
 
 region_merged() { [ "$(region_ksm_kb "$1" "$2")" -gt 0 ]; }
+# region_merged_kb PID ADDR KB: KB KiB of the region or more are KSM pages
+# (ksmd may be halfway through them when the first one shows).
+region_merged_kb() { [ "$(region_ksm_kb "$1" "$2")" -ge "$3" ]; }
 
 # The program that marks its own memory (tests/progs/marks.c), and how it
 # locks a range: a sanitizer's runtime answers mlock itself, with 0 and
