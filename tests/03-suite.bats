@@ -162,6 +162,15 @@ $T \"never runs\" { true; }"
 	[ "$(tr '\n' ' ' <"$marks")" = "first other second " ]
 }
 
+@test "run-suite: a file without the lock runs where the knobs are read-only (a write fails: EROFS)" {
+	requires root
+	[ -d /sys/kernel/mm/ksm ] || kernel_lacks "KSM (CONFIG_KSM)"
+	# Probed by access(2), which says EROFS on a read-only mount: nothing is written.
+	fixture 20-free.bats 'asan' "$T \"knobs\" { if [ -w /sys/kernel/mm/ksm/run ]; then echo writable; false; fi; }"
+	run -0 run_suite --name trial "$BATS_TEST_TMPDIR/t/20-free.bats"
+	[ "${lines[-1]}" = "trial: 1 passed, 0 failed" ]
+}
+
 @test "run-suite --no-lock (a guest's knobs are its own) runs every file in turn, locked or not" {
 	local marks=$BATS_TEST_TMPDIR/marks
 	fixture 30-locked.bats 'lock' "$T \"locked\" { echo locked >>'$marks'; }"
