@@ -14,6 +14,7 @@
 #include "status/status.h"
 #include "status/watch.h"
 #include "options.h"
+#include "options_library.h"
 #include "policy/check.h"
 #include "restore/restore.h"
 #include "run/run.h"

@@ -4,26 +4,22 @@
  * same parsers that the library and the knobs use, combinations by the
  * rules of each mode.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/kfeature.h"
 #include "common/msg.h"
 #include "common/parse.h"
-#include "host/knobs.h"
-#include "host/metrics.h"
 #include "ksmenable.h"
 #include "nearest.h"
 #include "option_modes.h"
 #include "options.h"
-#include "options_attach.h"
 #include "options_fleet.h"
 #include "options_help.h"
+#include "options_rules.h"
+#include "options_values.h"
 
 enum {
 	O_MODE = 256, O_ALLOW, O_DENY, O_MIN_SIZE, O_RESCAN, O_LOG, O_NO_INHERIT, O_PRELOAD,
@@ -184,80 +180,6 @@ _Noreturn static void unknown_option(const char *arg, int optopt_)
 	die("unknown option '--%s' (see --help)", name);
 }
 
-static void add_knob(struct opts *o, const char *name, const char *value)
-{
-	char why[256];
-	int r = knob_validate(name, value, why, sizeof why);
-
-	if (r < 0)
-		die("%s", why);
-	/* The user's say on the rate holds on every kernel: no default tuning then. */
-	if (knob_is_rate(name))
-		o->user_rate = true;
-	if (r == 1)
-		msg("note: %s", why);   /* --advisor=none without the advisor: already so, nothing to write */
-	else
-		knob_put(&o->knobs, name, value);
-}
-
-static void set_knob_option(struct opts *o, const char *arg)
-{
-	char name[KNOB_NAME_MAX];
-	const char *eq = strchr(arg, '=');
-
-	if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name)
-		die("--set %s: expected NAME=VALUE", arg);
-	snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-	add_knob(o, name, eq + 1);
-}
-
-static void alias_option(struct opts *o, const char *alias, const char *value)
-{
-	char name[KNOB_NAME_MAX];
-
-	snprintf(name, sizeof name, "%s", strcmp(alias, "advisor") ? alias : "advisor-mode");
-	for (char *p = name; *p; p++)
-		if (*p == '-')
-			*p = '_';
-	add_knob(o, name, value);
-}
-
-static double seconds_option(const char *opt, const char *s, double lo, double hi)
-{
-	double v;
-
-	if (parse_double(s, lo, hi, &v))
-		die("--%s=%s: not a number of seconds in %g..%g", opt, s, lo, hi);
-	return v;
-}
-
-/* --scan-rate=PAGES/MS: pages_to_scan and sleep_millisecs for --estimate's cost. */
-static void scan_rate_option(struct opts *o, const char *arg)
-{
-	const char *slash = strchr(arg, '/');
-	char pages[32];
-	long long p, ms;
-
-	if (!slash || (size_t)(slash - arg) >= sizeof pages)
-		die("--scan-rate=%s: not PAGES/MILLISECONDS (pages_to_scan/sleep_millisecs, e.g. 5000/10)", arg);
-	snprintf(pages, sizeof pages, "%.*s", (int)(slash - arg), arg);
-	if (parse_ll(pages, 1, 10000000, &p) || parse_ll(slash + 1, 0, 3600000, &ms))
-		die("--scan-rate=%s: PAGES is 1 to 10000000 and MILLISECONDS 0 to 3600000 (e.g. 5000/10)", arg);
-	o->scan_pages = (long)p;
-	o->scan_sleep_ms = (long)ms;
-}
-
-static void metrics_file_option(struct opts *o, const char *arg)
-{
-	char why[PATH_MAX + 128];
-
-	if (metrics_check_path(arg, why, sizeof why))
-		die("--metrics-file=%s: %s (accepted: a file in an existing directory, such as "
-		    "node_exporter's textfile directory)", arg, why);
-	metrics_warn_name(arg);
-	o->metrics_file = arg;
-}
-
 /* --list-options[=MODE]: every option, or those MODE takes. */
 static void list_options(const char *mode_name)
 {
@@ -354,36 +276,6 @@ static void take_option(struct opts *o, int c, int idx, const char *arg)
 	}
 }
 
-/* The evaluation modes' own rules, between values. */
-static void check_evaluation(struct opts *o, char **cmd)
-{
-	if (o->action == ACT_ESTIMATE && *cmd)
-		die("--estimate reads running processes and takes no command ('%s')", cmd[0]);
-	if (o->action == ACT_PROFILE) {
-		if (o->mode && strcmp(o->mode, "prctl"))
-			die("--profile runs the command with all of its memory mergeable (prctl); "
-			    "it cannot take --mode=%s", o->mode);
-		/* Before 6.4 all of it is every private region, advised by the
-		 * library (madvise, whose selection is all by default). */
-		o->mode = kfeature_present(KF_PRCTL) ? "prctl" : "madvise";
-		if (!o->threshold)
-			o->threshold = 95;
-	}
-}
-
-/* --daemon runs no command and sets the scan rate itself. */
-static void check_daemon(const struct opts *o, char **cmd)
-{
-	if (o->action != ACT_DAEMON)
-		return;
-	if (*cmd)
-		die("--daemon runs no command ('%s'): it tunes ksmd for the whole machine; "
-		    "run commands with `ksm-run -- COMMAND` beside it", cmd[0]);
-	if (o->user_rate)
-		die("--daemon sets the scan rate itself (pages_to_scan, sleep_millisecs, advisor_*): "
-		    "use --steady, --max-cpu and --min-profit, or --set for the other knobs");
-}
-
 /* The mode the command line chose, as the option table knows it. */
 static enum cli_mode cli_mode_of(const struct opts *o)
 {
@@ -395,109 +287,6 @@ static enum cli_mode cli_mode_of(const struct opts *o)
 	};
 
 	return o->action == ACT_ATTACH && o->no_wait ? CLI_ATTACH_NO_WAIT : of_action[o->action];
-}
-
-/* The kernel refuses pages_to_scan under the scan-time advisor: say so now. */
-static void check_knob_combination(const struct opts *o)
-{
-	const char *mode = knob_lookup(&o->knobs, "advisor_mode");
-	char cur[KNOB_VALUE_MAX];
-
-	if (!knob_lookup(&o->knobs, "pages_to_scan"))
-		return;
-	if (!mode && !knob_read("advisor_mode", cur, sizeof cur))
-		mode = cur;
-	if (mode && !strcmp(mode, "scan-time"))
-		die("pages_to_scan cannot be set while the scan-time advisor is active (the kernel "
-		    "refuses it): add --advisor=none, or set the advisor_* knobs instead");
-}
-
-/*
- * The library's settings as the library will see them: an option, else the
- * variable already in the environment.  Messages name whichever it was.
- */
-static const struct { const char *var, *option; size_t off; } setting_options[] = {
-	{ "KSM_ENABLE_MODE", "--mode", offsetof(struct opts, mode) },
-	{ "KSM_ENABLE_ALLOW", "--allow", offsetof(struct opts, allow) },
-	{ "KSM_ENABLE_DENY", "--deny", offsetof(struct opts, deny) },
-	{ "KSM_ENABLE_MIN_SIZE", "--min-size", offsetof(struct opts, min_size) },
-	{ "KSM_ENABLE_RESCAN_MS", "--rescan-ms", offsetof(struct opts, rescan) },
-	{ "KSM_ENABLE_LOG", "--log", offsetof(struct opts, log) },
-};
-
-static const char *option_for(const struct opts *o, const char *var, const char **option)
-{
-	if (!strcmp(var, "KSM_ENABLE_INHERIT") && o->no_inherit) {
-		*option = "--no-inherit";
-		return "0";
-	}
-	for (size_t i = 0; i < sizeof setting_options / sizeof setting_options[0]; i++) {
-		const char *v = *(const char *const *)((const char *)o + setting_options[i].off);
-		if (!strcmp(var, setting_options[i].var) && v) {
-			*option = setting_options[i].option;
-			return v;
-		}
-	}
-	return NULL;
-}
-
-void options_library_settings(const struct opts *o, void (*fn)(const char *var, const char *value))
-{
-	for (size_t i = 0; i < sizeof setting_options / sizeof setting_options[0]; i++) {
-		const char *v = *(const char *const *)((const char *)o + setting_options[i].off);
-		if (v)
-			fn(setting_options[i].var, v);
-	}
-	if (o->no_inherit)
-		fn("KSM_ENABLE_INHERIT", "0");
-}
-
-static const char *setting_get(void *ctx, const char *var)
-{
-	const struct opts *o = ctx;
-	const char *option, *v = option_for(o, var, &option);
-
-	/* --attach, --detach and --estimate judge other processes: ksm-run's own environment is not theirs. */
-	if (o->action == ACT_ATTACH || o->action == ACT_DETACH || o->action == ACT_ESTIMATE)
-		return v;
-	return v ? v : getenv(var);
-}
-
-static const char *setting_name(void *ctx, const char *var)
-{
-	const char *option;
-
-	return option_for(ctx, var, &option) ? option : var;
-}
-
-extern char **environ;
-
-/* A KSM_ENABLE_* name in the environment that the library does not know. */
-static void unknown_variable(void *ctx, const char *name, size_t len, const char *nearest)
-{
-	const char *strict = ctx;
-	char near[96] = "";
-
-	if (nearest)
-		snprintf(near, sizeof near, " (did you mean %s?)", nearest);
-	if (strict)
-		die("%s: %.*s in the environment is not a variable of the library%s; nothing was run",
-		    strict, (int)len, name, near);
-	msg("warning: %.*s in the environment is not a variable of the library%s; "
-	    "--strict makes this an error", (int)len, name, near);
-}
-
-static void check_library_settings(struct opts *o)
-{
-	struct config_source src = { setting_get, setting_name, o };
-	char why[1024];
-
-	if (config_load(&o->lib, &src, why, sizeof why))
-		die("%s", why);
-	/* The command inherits ksm-run's environment, so a typo there is the command's. */
-	if (o->action == ACT_RUN || o->action == ACT_PROFILE)
-		config_unknown_variables(environ, unknown_variable,
-					 o->strict ? "--strict" : o->lib.strict ? "KSM_ENABLE_STRICT=1" : NULL);
 }
 
 /* An option as getopt gave it, kept until the mode is known. */
@@ -566,26 +355,6 @@ char **options_parse(int argc, char **argv, struct opts *o)
 		option_check_mode(specs, &specs[given[i].idx], mode);
 	for (size_t i = 0; i < n; i++)
 		take_option(o, given[i].c, given[i].idx, given[i].arg);
-	fleet_check(&o->fp, &(struct fleet_mode){ .combine = o->action == ACT_COMBINE, .matrix = o->matrix,
-						  .format_given = o->fp_format_given }, cmd);
-	check_evaluation(o, cmd);
-	check_daemon(o, cmd);
-	if (o->action == ACT_CHECK_CONFIG && *cmd)
-		die("--check-config checks the policy and takes no command ('%s')", cmd[0]);
-	if (o->action == ACT_RUN || o->action == ACT_PROFILE) {
-		if (!*cmd)
-			die("no command given (see --help)");
-		check_knob_combination(o);
-		check_library_settings(o);
-	}
-	if (o->action == ACT_ESTIMATE)
-		check_library_settings(o);      /* its --allow and --deny */
-	if (o->action == ACT_ATTACH || o->action == ACT_DETACH) {
-		o->mode = attach_check(&(struct attach_request){
-			.detach = o->action == ACT_DETACH, .target = o->attach,
-			.mode = o->mode, .selection = o->allow || o->deny || o->min_size }, cmd);
-		check_knob_combination(o);
-		check_library_settings(o);
-	}
+	options_check_rules(o, cmd);
 	return cmd;
 }

@@ -25,7 +25,7 @@
  * --daemon's options (--take-over, --steady, --max-cpu, --min-profit) are
  * checked too: its own only with it, and none of a command's beside it; and
  * the fingerprint options and --combine by the rules of options_fleet.c,
- * --attach and --detach by those of options_attach.c.
+ * --attach and --detach by those of options_rules.c.
  *
  * Input: the arguments after argv[0], separated by NUL bytes.
  */
