@@ -25,6 +25,7 @@
 #include "host/managers.h"
 #include "host/metrics.h"
 #include "host/tune.h"
+#include "follow/follow.h"
 #include "kernel_abi.h"
 #include "policy/agent.h"
 #include "policy/agentstate.h"
@@ -115,14 +116,78 @@ static const char *stop_name(int sig)
 	return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : sig == SIGQUIT ? "SIGQUIT" : "a signal";
 }
 
+/* What the follow loop's hooks need of the daemon. */
+struct daemon_run {
+	const struct daemon_opts *o;
+	struct host_tuner *h;
+	struct agent *agent;
+	struct sampler *s;              /* the machine's counters */
+	const sigset_t *stops;          /* TERM, INT, QUIT and HUP, blocked */
+};
+
+/*
+ * The follow loop's wait (follow.h): WAIT_S, with the kernel's process
+ * events read every EVENT_WAIT_S meanwhile; HUP logs where the daemon
+ * stands and reads the policy again, and the wait goes on; TERM, INT and
+ * QUIT end it.
+ */
+static int daemon_wait(void *ctx, double wait_s)
+{
+	struct daemon_run *d = ctx;
+	double end = now_s() + wait_s;
+
+	for (;;) {
+		double left = end - now_s();
+		int sig;
+
+		if (left < 0)
+			left = 0;
+		sig = stop_signals_wait(d->stops, agent_listening(d->agent) && left > EVENT_WAIT_S ? EVENT_WAIT_S : left);
+		if (sig == SIGHUP) {
+			log_standing(d->h, &d->s->last);
+			agent_reload(d->agent);
+			agent_scan(d->agent);
+			agent_publish(d->agent);
+			continue;
+		}
+		if (sig > 0)
+			return sig;
+		agent_events(d->agent);
+		if (now_s() >= end)
+			return 0;
+	}
+}
+
+/* After each tick of the tuning: the agent's own, and what it publishes. */
+static void daemon_ticked(void *ctx, bool sampled)
+{
+	struct daemon_run *d = ctx;
+
+	(void)sampled;
+	agent_tick(d->agent);
+	agent_publish(d->agent);
+}
+
+static void daemon_metrics(void *ctx, bool sampled)
+{
+	struct daemon_run *d = ctx;
+
+	(void)sampled;
+	write_metrics(d->o, d->h, &d->s->last, d->agent);
+}
+
 int daemon_main(const struct daemon_opts *o)
 {
 	static struct host_tuner h;
 	static struct agent agent;
-	struct sys_sample first, last;
+	static struct sampler s;
+	struct sys_sample first;
 	struct knob_set all;
 	sigset_t stops, ending;
-	double next_tick;
+	struct daemon_run d = { o, &h, &agent, &s, &stops };
+	/* A tick a second, of the machine alone. */
+	struct follow f = { .s = &s, .host = &h, .metrics_file = o->metrics_file, .interval = 1.0,
+			    .what = FOLLOWED_MACHINE, .write_metrics = daemon_metrics, .metrics_ctx = &d };
 	int sig;
 
 	check_can_run(o);
@@ -146,42 +211,16 @@ int daemon_main(const struct daemon_opts *o)
 		    "slows to the minimum under %lu MiB saved per percent of a core",
 		    (int)getpid(), h.cfg.steady_scan_s, h.cfg.max_cpu_pct, h.cfg.max_cpu_pct > 0 ? "" : " (no ceiling)",
 		    (unsigned long)(h.cfg.profit_floor / 1048576));
-	last = first;
-	write_metrics(o, &h, &last, &agent);
+	sample_init(&s, &first, 0, NULL, NULL, NULL);
+	s.ksmd = h.ksmd;
+	s.last = first;
+	write_metrics(o, &h, &s.last, &agent);
 	agent_scan(&agent);
 	agent_publish(&agent);
-	next_tick = now_s() + 1;
-	for (;;) {
-		/* A tick a second; between ticks, the process events every EVENT_WAIT_S. */
-		double left = next_tick - now_s();
-
-		if (left < 0)
-			left = 0;
-		sig = stop_signals_wait(&stops, agent_listening(&agent) && left > EVENT_WAIT_S ? EVENT_WAIT_S : left);
-		if (sig == SIGHUP) {
-			log_standing(&h, &last);
-			agent_reload(&agent);
-			agent_scan(&agent);
-			agent_publish(&agent);
-			continue;
-		}
-		if (sig > 0)
-			break;
-		agent_events(&agent);
-		if (now_s() < next_tick)
-			continue;
-		next_tick = now_s() + 1;
-		counters_sample(&last, h.ksmd);
-		host_tuner_tick(&h, &first, &last);
-		write_metrics(o, &h, &last, &agent);
-		agent_tick(&agent);
-		agent_publish(&agent);
-	}
+	f.next_sample = now_s() + 1;
+	sig = follow_loop(&f, &(struct follow_hooks){ daemon_wait, daemon_ticked, &d }, 1.0);
 	agent_unpublish();
 	agent_stop(&agent);
-	/* Figures of a daemon that is gone would read as true: the file goes with it. */
-	if (o->metrics_file)
-		file_remove_own(o->metrics_file);
 	if (host_tuner_leave(&h)) {
 		log_to(log_stderr, "stopped by %s; some knobs could not be restored: see `ksm-run --status`, "
 			    "then `ksm-run --restore`", stop_name(sig));

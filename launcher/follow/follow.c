@@ -1,4 +1,4 @@
-/* follow.c - following a command's tree or attached targets: the tick, the loop, the end. */
+/* follow.c - following a command's tree, attached targets or the machine: the tick, the loop, the end. */
 #include "common/files.h"
 #include "follow/follow.h"
 #include "follow/jointune.h"
@@ -10,18 +10,22 @@ double follow_tick(struct follow *f, bool *sampled)
 	double now = now_s(), wait;
 
 	*sampled = now >= f->next_sample;
-	if (*sampled) {
-		sample_tick(f->s);
+	if (*sampled)
 		f->next_sample = now + f->interval;
-	} else {
+	if (*sampled && f->what != FOLLOWED_MACHINE)
+		sample_tick(f->s);
+	else
 		counters_sample(&f->s->last, f->s->ksmd);
-	}
 	host_tuner_tick(f->host, &f->s->first, &f->s->last);
 	/* After the tick: who writes the machine's series is this tick's news. */
-	f->metrics.path = f->metrics_file;
-	f->metrics.what = f->what;
-	f->metrics.argv0 = f->command;
-	run_metrics_tick(&f->metrics, f->host, f->s, *sampled);
+	if (f->write_metrics) {
+		f->write_metrics(f->metrics_ctx, *sampled);
+	} else {
+		f->metrics.path = f->metrics_file;
+		f->metrics.what = f->what;
+		f->metrics.argv0 = f->command;
+		run_metrics_tick(&f->metrics, f->host, f->s, *sampled);
+	}
 	wait = f->next_sample - now_s();
 	if (wait > 1.0)
 		wait = 1.0;
@@ -40,7 +44,8 @@ int follow_loop(struct follow *f, const struct follow_hooks *h, double first_wai
 		if (h->ticked)
 			h->ticked(h->ctx, sampled);
 	}
-	sample_tick(f->s);
+	if (f->what != FOLLOWED_MACHINE)
+		sample_tick(f->s);
 	if (f->metrics_file)
 		file_remove_own(f->metrics_file);
 	return end;

@@ -1,8 +1,10 @@
 /*
- * follow.h - following what ksm-run watches over, a command's tree or
- * --attach's targets (follow.c): one loop for both, with the same cadence,
- * and one end (the tuning left, the report).  A mode gives the loop its
- * wait for the end and what it does after each tick (follow_hooks).
+ * follow.h - following what ksm-run watches over, a command's tree,
+ * --attach's targets or the machine alone (the daemon) (follow.c): one
+ * loop for the three, with one tick (a sample, the tuning, the metrics
+ * file) and the metrics file's life; for a command and an attach one end
+ * too (the tuning left, the report).  A mode gives the loop its wait and
+ * what it does after each tick (follow_hooks).
  */
 #ifndef KSMRUN_FOLLOW_H
 #define KSMRUN_FOLLOW_H
@@ -15,20 +17,28 @@
 #include "follow/tree.h"
 
 struct follow {
-	struct sampler *s;
+	struct sampler *s;              /* FOLLOWED_MACHINE: only its counters are used */
 	struct host_tuner *host;
 	const char *metrics_file;       /* --metrics-file, or NULL */
 	double interval;                /* --interval */
 	double next_sample;             /* now_s() of the next sample; 0: at once */
-	enum followed what;             /* a command, or processes attached to */
+	enum followed what;             /* a command, processes attached to, the machine */
 	const char *command;            /* FOLLOWED_COMMAND: its argv[0], for the metrics */
 	struct run_metrics metrics;     /* the metrics file's state (follow.c's) */
+	/*
+	 * The machine's metrics file, written after each tick by the daemon's
+	 * own writer (its agent's figures), with CTX; NULL: a command's or an
+	 * attach's, of what they follow (runmetrics.h).
+	 */
+	void (*write_metrics)(void *ctx, bool sampled);
+	void *metrics_ctx;
 };
 
 /*
  * A sample every interval (and the metrics file then, or when this
  * instance starts or stops writing the machine's series), the counters
- * otherwise, and the machine's tuning at every call.  *SAMPLED says
+ * otherwise (always, for the machine alone), and the machine's tuning at
+ * every call.  *SAMPLED says
  * whether this call sampled.  Returns how long to wait before the next
  * call, in seconds: until the next sample, but at most 1 s (a tuner that
  * ends is replaced within two) and at least 10 ms.
@@ -52,9 +62,9 @@ struct follow_hooks {
 /*
  * Follows until H->wait says it ended: the first wait FIRST_WAIT_S long,
  * then a tick after each wait, the next wait as long as the tick says.
- * Then a last sample, and the metrics file removed (only a file it wrote):
- * the figures of what has ended would read as true.  What the last wait
- * said: FOLLOW_ENDED, or the signal.
+ * Then a last sample of the processes followed, and the metrics file
+ * removed (only a file it wrote): the figures of what has ended would read
+ * as true.  What the last wait said: FOLLOW_ENDED, or the signal.
  */
 int follow_loop(struct follow *f, const struct follow_hooks *h, double first_wait_s);
 

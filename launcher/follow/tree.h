@@ -63,11 +63,12 @@ struct sampler {
 };
 
 /*
- * What ksm-run follows: a command it started (its tree, from ROOT), or
+ * What ksm-run follows: a command it started (its tree, from ROOT),
  * processes that already ran, attached to from outside (TARGETS, with
- * their trees).  Never both.
+ * their trees), or no process: the machine alone (the daemon, whose
+ * sampler holds only the counters).
  */
-enum followed { FOLLOWED_COMMAND, FOLLOWED_ATTACHED };
+enum followed { FOLLOWED_COMMAND, FOLLOWED_ATTACHED, FOLLOWED_MACHINE };
 
 /* The most processes of one tree that are followed. */
 #define MAX_TRACKED 65536
