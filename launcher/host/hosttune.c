@@ -54,19 +54,18 @@ static void say(struct host_tuner *h, const char *fmt, ...)
 /* What everyone should hear: the daemon's log, or a command's stderr. */
 static void notice(struct host_tuner *h, const char *fmt, ...) FMT(2, 3);
 
+/* A command's run has no log: its notices go to stderr as ksm-run's messages. */
+static void to_msg(const char *line)
+{
+	msg("%s", line);
+}
+
 static void notice(struct host_tuner *h, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (h->log) {
-		log_vto(h->log, fmt, ap);
-	} else {
-		char line[512];
-
-		vsnprintf(line, sizeof line, fmt, ap);
-		msg("%s", line);
-	}
+	log_vto(h->log ? h->log : to_msg, fmt, ap);
 	va_end(ap);
 }
 
