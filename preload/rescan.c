@@ -160,6 +160,34 @@ static void *rescan_main(void *unused)
 	return NULL;
 }
 
+/*
+ * A stack that cannot hold a huge page.  The default one (8 MiB with
+ * glibc) holds a whole 2 MiB-aligned range, and kernels before 6.7 with
+ * transparent huge pages "always" (Debian 12's 6.1) fault in a 2 MiB huge
+ * page at its first touch: 2 MiB of RSS in every process, for a thread
+ * whose pass needs about 24 KiB, and 2 MiB of zeros for ksmd to merge in a
+ * program profiled or advised whole.  6.7 and later give MAP_STACK
+ * mappings no huge pages.  glibc takes the program's static TLS out of the
+ * size it is given and refuses (EINVAL) a size that TLS leaves too little
+ * of: such a program gets the default stack.
+ */
+#define RESCAN_STACK_BYTES (1024 * 1024)
+
+static int create_thread(void)
+{
+	pthread_attr_t attr;
+	int err = EINVAL;
+
+	if (pthread_attr_init(&attr) == 0) {
+		if (pthread_attr_setstacksize(&attr, RESCAN_STACK_BYTES) == 0)
+			err = pthread_create(&thread, &attr, rescan_main, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (err == EINVAL)
+		err = pthread_create(&thread, NULL, rescan_main, NULL);
+	return err;
+}
+
 /* With CONTROL held. */
 static void start_locked(void)
 {
@@ -189,12 +217,7 @@ static void start_locked(void)
 	__atomic_store_n(&thread_tid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&in_runtime, 1, __ATOMIC_RELEASE);
 	owner = getpid();
-	/*
-	 * The default stack: glibc takes the program's static TLS out of the
-	 * stack size it is given, and a program with large TLS would leave a
-	 * fixed small stack too little.  A pass needs about 24 KiB.
-	 */
-	err = pthread_create(&thread, NULL, rescan_main, NULL);
+	err = create_thread();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		__atomic_store_n(&in_runtime, 0, __ATOMIC_RELEASE);

@@ -109,3 +109,29 @@ mergeable_kinds() {
 	[ "$(grep -c "^merge_any $WL_PID 0" "$WL_OUT")" = 1 ]  # after exec
 	run ! region_mergeable $WL_PID "$(workload_region mmap)"
 }
+
+# rescan_thread_sp PID: the rescan thread's stack pointer (hex, no 0x)
+# while it waits in a call; task/TID/syscall says "running" otherwise.
+rescan_thread_sp() {
+	local comm sp
+	for comm in /proc/"$1"/task/*/comm; do
+		[ "$(cat "$comm" 2>/dev/null)" = ksmenable ] || continue
+		sp=$(awk 'NF > 2 { print $(NF - 1) }' "${comm%/comm}/syscall" 2>/dev/null)
+		[ -n "$sp" ] && { echo "${sp#0x}"; return 0; }
+	done
+	return 1
+}
+
+@test "the rescan thread's stack can hold no huge page: under 2 MiB, none in it" {
+	requires root
+	# The default 8 MiB stack got a 2 MiB huge page at its first touch on
+	# 6.1 with THP "always": 2 MiB of RSS per process, and of zeros merged.
+	start_workload LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise -- "$PROGS/dupmem" mmap=4 wait
+	wait_until 20 rescan_thread_sp $WL_PID >/dev/null
+	sp=$(rescan_thread_sp $WL_PID)
+	size=$(smaps_field $WL_PID "$sp" Size | awk '{ print $1 }')
+	huge=$(smaps_field $WL_PID "$sp" AnonHugePages | awk '{ print $1 }')
+	echo "stack pointer $sp: mapping of $size kB, $huge kB in huge pages"
+	[ -n "$size" ] && [ "$size" -lt 2048 ]
+	[ "$huge" = 0 ]
+}
