@@ -208,3 +208,19 @@ $T \"never runs\" { true; }"
 	run -2 env MACHINE_SPEED_REFERENCE_S=2.3 "$TOP/tests/helpers/machine-speed"
 	[[ $output == *"MACHINE_SPEED_REFERENCE_S='2.3': give seconds as S.SS"* ]]
 }
+
+@test "guest-run: --kernel names one of its kernels; a vmlinuz's xz or zstd payload is found behind stray magic" {
+	run -125 "$TOP/tests/guest-run" --kernel 4.19 --run true
+	[[ $output == *"--kernel '4.19': one of 5.10 6.1 6.12"* ]]
+	# guest-run's own extract_vmlinux, on a kernel image made here.
+	local prog=guest-run d=$BATS_TEST_TMPDIR unpack
+	eval "$(sed -n '/^extract_vmlinux()/,/^}/p' "$TOP/tests/guest-run")"
+	printf '\177ELF, a kernel' >"$d/elf"
+	for unpack in "xz -c" "zstd -qc"; do
+		# Stray magic first, each a lead byte and a newline in grep's
+		# output: bash's read in a UTF-8 locale took them for one line.
+		{ printf 'boot code \3757zXZ\0(\265/\375'; $unpack <"$d/elf"; printf 'the rest'; } >"$d/vmlinuz"
+		(set +e; LANG=C.UTF-8 extract_vmlinux "$d/vmlinuz" "$d/out")  # guest-run has no -e
+		cmp "$d/elf" "$d/out"
+	done
+}
