@@ -153,7 +153,7 @@ static int worker(int ready_fd, int cmd_fd, size_t cache_len, unsigned seed)
 	return 0;
 }
 
-/* /proc/PID/ksm_merging_pages (Linux 6.0), or -1. */
+/* /proc/PID/ksm_merging_pages (Linux 5.19), or -1. */
 static long merging_pages(pid_t pid)
 {
 	char path[64];
@@ -230,7 +230,7 @@ static void watch_merging(const pid_t *pids, int n, long target, int max_s, stru
 	w->target = target;
 	w->known = merging_total(pids, n) >= 0;
 	if (!w->known)
-		printf("demo_workers: no /proc/PID/ksm_merging_pages (Linux < 6.0): holding for %d s\n", max_s);
+		printf("demo_workers: no /proc/PID/ksm_merging_pages (Linux < 5.19): holding for %d s\n", max_s);
 	while (!stop_signal) {
 		double t = now_s();
 		long m = w->known ? merging_total(pids, n) : -1;
@@ -348,6 +348,9 @@ int main(int argc, char **argv)
 		printf("demo_workers: at the peak (%.1f s) %.1f MiB of the workers' memory was merged "
 		       "(their caches: %.1f MiB); their data is intact\n", w.peak_at,
 		       (double)w.peak * (double)page / (1 << 20), (double)w.target * (double)page / (1 << 20));
+	else if (rc == 0)
+		printf("demo_workers: held for %d s (this kernel does not count a process's merged pages: "
+		       "ksm-run's report does, by page frame); their data is intact\n", (int)max_s);
 	if (!stop_signal && rc == 0 && w.known && w.peak == 0)
 		printf("demo_workers: nothing merged: run it under ksm-run (or with KSM enabled)\n");
 	fflush(stdout);
