@@ -120,7 +120,7 @@ load launcher_helpers
 }
 
 @test "ksmframes counts a region's KSM pages by frame as smaps' KSM: line does" {
-	requires smaps_ksm
+	requires smaps_ksm kpageflags_ksm
 	fast_ksm
 	start_workload -- env LD_PRELOAD="$PRELOAD" KSM_ENABLE_MODE=madvise "$PROGS/dupmem" mmap=16 wait
 	# The same contents, never advised: none of its pages is a KSM page.
@@ -134,5 +134,7 @@ load launcher_helpers
 	[ "$("$PROGS/ksmframes" "$WL_PID" "$merged")" = "$(smaps_field "$WL_PID" "$merged" KSM | awk '{print $1 + 0}')" ]
 	[ "$("$PROGS/ksmframes" "$WL_PID" "$merged")" -ge $((15 * 1024)) ]
 	[ "$("$PROGS/ksmframes" "$(wl_pid plain)" "$plain")" = 0 ]
+	# Without an address, every mapping: what the kernel counts for the process.
+	[ "$("$PROGS/ksmframes" "$WL_PID")" = $(($(merged_pages "$WL_PID") * $(getconf PAGESIZE) / 1024)) ]
 	[ "$(smaps_field "$(wl_pid plain)" "$plain" KSM | awk '{print $1 + 0}')" = 0 ]
 }

@@ -146,7 +146,7 @@ ksm_merging() { merged_pages "$1"; }
 both_regions() { [ "$(grep -c '^region ' "$WL_OUT")" = 2 ] && grep -q '^READY ' "$WL_OUT"; }
 
 @test "the saved figure counts KSM pages once, by frame: a tree that alone merges saved what pages_sharing says" {
-	requires prctl general_profit
+	requires prctl general_profit kpageflags_ksm
 	local bg main page expected
 	page=$(getconf PAGESIZE)
 	# What earlier tests left dropped first.
@@ -233,7 +233,7 @@ leave_counters_behind() {
 }
 
 @test "counters left over from an earlier run: the saved line leads, the leftovers are a note, never a change" {
-	requires prctl general_profit
+	requires prctl general_profit kpageflags_ksm
 	settle_ksm
 	leave_counters_behind
 	# This run merges less than was left over: a change from the leftovers

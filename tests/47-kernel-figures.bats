@@ -36,16 +36,21 @@ formula_profit() {
 }
 
 @test "--status: each kernel interface as the test's own probes find it" {
-	local prctl=true smaps=false
+	local prctl=true smaps=false kpf=false
 	[ "$(merge_any_unset)" = 0 ] || prctl=false
 	! smaps_has_ksm || smaps=true
+	! kpageflags_ksm_sound || kpf=true
+	local many=false
+	! grep -q '^ksm_merge_any' /proc/self/ksm_stat 2>/dev/null || many=true
 	run -0 "$KSM_RUN" --status --json
 	jq -e --argjson gp "$(has $KSM/general_profit)" --argjson ss "$(has $KSM/smart_scan)" \
 		--argjson adv "$(has $KSM/advisor_mode)" --argjson zero "$(has $KSM/ksm_zero_pages)" \
 		--argjson scanned "$(has $KSM/pages_scanned)" --argjson stat "$(has /proc/self/ksm_stat)" \
 		--argjson file "$(has /proc/self/ksm_merging_pages)" --argjson prctl $prctl --argjson smaps $smaps \
+		--argjson kpf $kpf --argjson many $many \
 		'.kernel == { ksm_merging_pages_file: $file, ksm_stat: $stat, general_profit: $gp, prctl: $prctl,
-			pages_scanned: $scanned, smaps_ksm: $smaps, smart_scan: $ss, advisor: $adv, ksm_zero_pages: $zero }
+			pages_scanned: $scanned, smaps_ksm: $smaps, smart_scan: $ss, advisor: $adv, ksm_zero_pages: $zero,
+			ksm_merge_any: $many, kpageflags_ksm: $kpf }
 		 and .general_profit_computed == ($gp | not)' <<<"$output"
 	# The text: a line per interface; each one missing with its kernel and what is done instead.
 	run -0 "$KSM_RUN" --status
@@ -53,7 +58,11 @@ formula_profit() {
 	[[ $output == *"smart_scan, pages_skipped: $([ -e $KSM/smart_scan ] && echo yes || echo "no (Linux 6.7+)")"* ]]
 	[[ $output == *"general_profit, ksm_stat's ksm_merging_pages and ksm_process_profit: $([ -e $KSM/general_profit ] &&
 		echo yes || echo "no (Linux 6.4+): general_profit is computed")"* ]]
-	[ "$(grep -c '^  .*: \(yes\|no (Linux [0-9.]*+): .\)' <<<"$output")" -ge 9 ]
+	[[ $output == *"/proc/kpageflags' KSM flag, on KSM pages alone: $([ $kpf = true ] && echo yes ||
+		echo "no: this kernel flags every anonymous page KSM")"* ]]
+	[[ $output == *"ksm_stat's ksm_merge_any and ksm_mergeable: $([ $many = true ] && echo yes ||
+		echo "no (Linux 6.14+): a command's process-wide flag is told by its regions")"* ]]
+	[ "$(grep -c '^  .*: \(yes\|no (Linux [0-9.]*+): .\|no: .\)' <<<"$output")" -ge 11 ]
 }
 
 @test "a merging process's pages as the kernel counts them, in the report, --status and the metrics" {
@@ -228,4 +237,35 @@ group_figures_agree() {
 	run -0 env $lacks "$KSM_RUN" --status
 	[[ $output == *"/proc/PID/ksm_merging_pages: no (Linux 5.19+): a process's merged pages are counted by page frame"* ]]
 	NO_PROFIT=1 group_figures_agree $lacks
+}
+
+@test "a kernel whose kpageflags flags every anonymous page KSM (played, as Debian 13's 6.12): no saving by frame, said why" {
+	requires prctl
+	local lacks=KSM_RUN_TEST_KERNEL_LACKS=kpageflags_ksm report=$BATS_TEST_TMPDIR/r.json
+	run -0 env $lacks "$KSM_RUN" --status
+	[[ $output == *"/proc/kpageflags' KSM flag, on KSM pages alone: no: this kernel flags every anonymous page KSM"* ]]
+	run -0 env $lacks "$KSM_RUN" --status --json
+	[ "$(jq .kernel.kpageflags_ksm <<<"$output")" = false ]
+	# A command that merges: its saving is not counted by frame, never a 0.
+	run -0 --separate-stderr env $lacks "$KSM_RUN" --interval=0.2 "${FAST_OPTS[@]}" -- \
+		"$PROGS/dupmem" mmap=8 merged=1500 sleep=700
+	[[ $stderr == *"saved:    not counted by page frame (this kernel's /proc/kpageflags flags every anonymous page KSM)"* ]]
+	run -0 env $lacks "$KSM_RUN" --json --report-file="$report" --interval=0.2 "${FAST_OPTS[@]}" -- \
+		"$PROGS/dupmem" mmap=8 merged=1500 sleep=700
+	jq -e '.saved.rule == "none" and .saved.bytes == null and
+		.saved.frames_error == "this kernel'"'"'s /proc/kpageflags flags every anonymous page KSM"' "$report"
+}
+
+@test "a kernel without ksm_stat's ksm_merge_any (played, as 6.4 to 6.13): the prctl before exec told by the regions" {
+	requires prctl
+	needs_static
+	local lacks=KSM_RUN_TEST_KERNEL_LACKS=ksm_merge_any report=$BATS_TEST_TMPDIR/r.json
+	run -0 env $lacks "$KSM_RUN" --status
+	[[ $output == *"ksm_stat's ksm_merge_any and ksm_mergeable: no (Linux 6.14+)"* ]]
+	# A static binary: the library cannot load; every region of it is mergeable.
+	run -0 env $lacks "$KSM_RUN" --json --report-file="$report" -- "$STATIC" sleep=300 getmerge
+	[ "$(json_of "$report" .coverage.covered_by)" = prctl ]
+	# A dynamic one with the library in madvise mode: the library says so itself.
+	run -0 env $lacks "$KSM_RUN" --json --report-file="$report" --mode=madvise -- "$PROGS/dupmem" sleep=300
+	[ "$(json_of "$report" .coverage.covered_by)" = library ]
 }

@@ -85,6 +85,8 @@ requires() {
 		general_profit) [ -e $KSM/general_profit ] || kernel_lacks "general_profit (Linux 6.4)" ;;
 		smaps_ksm) smaps_has_ksm || kernel_lacks "KSM: line in smaps (Linux 6.6)" ;;
 		zero_pages) [ -e $KSM/ksm_zero_pages ] || kernel_lacks "ksm_zero_pages (Linux 6.10)" ;;
+		kpageflags_ksm) kpageflags_ksm_sound ||
+			kernel_lacks "/proc/kpageflags KSM flag on KSM pages alone (Debian 13's 6.12 flags every anonymous page)" ;;
 		musl) [ -x "$MUSL_BUILD/tests/dupmem" ] || skip_or_fail "no musl build (install musl-tools)" ;;
 		faultinject) [ -x "$FAULT" ] || skip_or_fail "no fault injector (libseccomp-dev)" ;;
 		jq) command -v jq >/dev/null || skip_or_fail "needs jq" ;;
@@ -287,6 +289,15 @@ not_mergeable() {
 # stops at the first mapping's, so asking each time costs little.)
 smaps_has_ksm() { grep -q '^KSM:' /proc/self/smaps; }
 
+# kpageflags_ksm_sound: does /proc/kpageflags flag KSM pages alone?  Debian
+# 13's 6.12 flags every anonymous page KSM.  This shell's stack is
+# anonymous and never merged.
+kpageflags_ksm_sound() {
+	local stack
+	stack=$(awk '$NF == "[stack]" { split($1, a, "-"); print a[1]; exit }' /proc/$$/maps)
+	[ "$("$PROGS/ksmframes" $$ "$stack")" = 0 ]
+}
+
 # region_ksm_kb PID ADDR: the KiB of the region's pages that are KSM pages:
 # smaps' KSM: line (6.6), or by frame where the kernel has no such line.
 region_ksm_kb() {
@@ -299,11 +310,14 @@ region_ksm_kb() {
 
 # merged_pages PID: the pages PID maps from KSM pages as the kernel counts
 # them: ksm_stat's ksm_merging_pages (6.4), else the file of its own (5.19;
-# Linux 6.1 has ksm_stat without that line).  Empty when neither is there.
+# Linux 6.1 has ksm_stat without that line), else by frame, as the file
+# would (5.10, 5.15).  Empty when none can be read.
 merged_pages() {
 	local v
 	v=$(awk '$1 == "ksm_merging_pages" { print $2 }' "/proc/$1/ksm_stat" 2>/dev/null)
 	[ -n "$v" ] || v=$(cat "/proc/$1/ksm_merging_pages" 2>/dev/null)
+	[ -n "$v" ] || [ -e /proc/self/ksm_merging_pages ] || ! v=$("$PROGS/ksmframes" "$1" 2>/dev/null) ||
+		v=$((v / ($(getconf PAGESIZE) / 1024)))
 	echo "$v"
 }
 

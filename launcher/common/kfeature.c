@@ -1,7 +1,10 @@
 /* kfeature.c - the KSM interfaces by kernel, and one probe for each. */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -29,6 +32,12 @@ static const struct kfeature_info table[KF_COUNT] = {
 		"ksm-run's own tuning only; --advisor=none is already so" },
 	[KF_ZERO_PAGES] = { "ksm_zero_pages", "ksm_zero_pages", "6.10",
 		"zero pages merged under use_zero_pages are not counted apart" },
+	[KF_MERGE_ANY_STAT] = { "ksm_merge_any", "ksm_stat's ksm_merge_any and ksm_mergeable", "6.14",
+		"a command's process-wide flag is told by its regions (all mergeable: on); the agent's census counts "
+		"a process once ksmd has scanned it" },
+	[KF_KPAGEFLAGS_KSM] = { "kpageflags_ksm", "/proc/kpageflags' KSM flag, on KSM pages alone", NULL,
+		"this kernel flags every anonymous page KSM (seen on Debian 13's 6.12): what a command saved "
+		"is not counted by page frame, and --estimate takes a frame mapped twice for fork's sharing" },
 };
 
 /* Which sysfs files came with which feature; the others are as old as KSM. */
@@ -69,6 +78,56 @@ static bool smaps_has_ksm_line(void)
 	return found;
 }
 
+/*
+ * Does /proc/kpageflags call a page KSM that cannot be one?  Linux 6.12's
+ * stable_page_flags() tests the anon bit and then "mapping &
+ * PAGE_MAPPING_KSM", which the anon bit alone passes, so every anonymous
+ * page reads as KSM (seen on Debian 13's 6.12; 6.1's and 6.18's are sound).
+ * The page asked about is our own: anonymous, kept out of KSM, and written
+ * with content that no other page has.  Without root no frame can be read,
+ * and nothing is claimed: it is taken as sound.
+ */
+static bool kpageflags_ksm_sound(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t entry = 0, flags = 0;
+	bool sound = true;
+	char *p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int pagemap, kpageflags;
+
+	if (p == MAP_FAILED)
+		return true;
+	madvise(p, (size_t)page, MADV_UNMERGEABLE);     /* out of a process-wide flag */
+	snprintf(p, (size_t)page, "ksm-run's probe of kpageflags, pid %d, at %p", (int)getpid(), (void *)p);
+	pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	kpageflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (pagemap >= 0 && kpageflags >= 0 &&
+	    pread(pagemap, &entry, 8, (off_t)((uintptr_t)p / (uintptr_t)page * 8)) == 8 && (entry & PM_PRESENT) &&
+	    (entry & PM_PFN_MASK) && pread(kpageflags, &flags, 8, (off_t)((entry & PM_PFN_MASK) * 8)) == 8)
+		sound = !(flags >> KPF_KSM & 1);
+	if (pagemap >= 0)
+		close(pagemap);
+	if (kpageflags >= 0)
+		close(kpageflags);
+	munmap(p, (size_t)page);
+	return sound;
+}
+
+/* Does this process's ksm_stat have the ksm_merge_any line? */
+static bool ksm_stat_has_merge_any(void)
+{
+	char line[128];
+	bool found = false;
+	FILE *f = fopen("/proc/self/ksm_stat", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof line, f))
+		found = !strncmp(line, "ksm_merge_any", 13);
+	fclose(f);
+	return found;
+}
+
 static bool probe(enum kfeature f)
 {
 	switch (f) {
@@ -82,6 +141,8 @@ static bool probe(enum kfeature f)
 	case KF_SMART_SCAN:         return sysfs_has("smart_scan");
 	case KF_ADVISOR:            return sysfs_has("advisor_mode");
 	case KF_ZERO_PAGES:         return sysfs_has("ksm_zero_pages");
+	case KF_MERGE_ANY_STAT:     return ksm_stat_has_merge_any();
+	case KF_KPAGEFLAGS_KSM:     return kpageflags_ksm_sound();
 	case KF_COUNT:              break;
 	}
 	return false;

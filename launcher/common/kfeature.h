@@ -19,13 +19,15 @@ enum kfeature {
 	KF_SMART_SCAN,          /* smart_scan, pages_skipped */
 	KF_ADVISOR,             /* advisor_mode and the other advisor_* knobs */
 	KF_ZERO_PAGES,          /* ksm_zero_pages */
+	KF_MERGE_ANY_STAT,      /* ksm_stat's ksm_merge_any and ksm_mergeable */
+	KF_KPAGEFLAGS_KSM,      /* /proc/kpageflags' KSM flag set on KSM pages alone (a bug, not an arrival) */
 	KF_COUNT
 };
 
 struct kfeature_info {
 	const char *key;        /* a name for JSON: "smart_scan" */
 	const char *what;       /* the interface, as a user looks it up */
-	const char *since;      /* the mainline kernel that brought it: "6.7" */
+	const char *since;      /* the mainline kernel that brought it: "6.7"; NULL: a kernel bug takes it away */
 	const char *without;    /* what ksm-run does on a kernel without it */
 };
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/kfeature.h"
 #include "common/kpages.h"
 #include "common/present.h"
 #include "common/procfs.h"
@@ -22,10 +23,18 @@
 int kpages_open(struct kpages *k)
 {
 	memset(k, 0, sizeof *k);
+	k->kpageflags = -1;
+	if (!kfeature_present(KF_KPAGEFLAGS_KSM))
+		return KPAGES_UNSOUND;
 	if ((k->kpageflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	k->scan = present_scan_probe();
 	return 0;
+}
+
+const char *kpages_error_text(int err)
+{
+	return err == KPAGES_UNSOUND ? "this kernel's /proc/kpageflags flags every anonymous page KSM" : strerror(-err);
 }
 
 void kpages_close(struct kpages *k)

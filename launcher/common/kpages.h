@@ -9,6 +9,7 @@
 #ifndef KSMRUN_KPAGES_H
 #define KSMRUN_KPAGES_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,9 +20,16 @@ struct kpages {
 	int left_out;           /* regions too large to walk without it */
 };
 
-/* Open /proc/kpageflags: 0, or -errno (EACCES/EPERM without root, ENOENT). */
+/*
+ * Open /proc/kpageflags: 0, or -errno (EACCES/EPERM without root, ENOENT;
+ * KPAGES_UNSOUND where the kernel flags every anonymous page KSM).
+ */
+#define KPAGES_UNSOUND (-ENOTSUP)
 int kpages_open(struct kpages *k);
 void kpages_close(struct kpages *k);
+
+/* Why kpages_open failed, for a person: ERR is its -errno. */
+const char *kpages_error_text(int err);
 
 /* Called for each KSM frame a process maps; nonzero stops the walk. */
 typedef int (*kpage_fn)(uint64_t pfn, void *arg);

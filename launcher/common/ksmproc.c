@@ -5,6 +5,7 @@
 #include "common/kpages.h"
 #include "common/ksmproc.h"
 #include "ksmstat.h"
+#include "maps.h"
 
 /* Before 5.19: the pages PID maps from KSM frames. */
 static int by_frames(pid_t pid, struct ksmenable_stat *st)
@@ -32,5 +33,39 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st)
 		return by_frames(pid, st);
 	}
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
-	return ksm_stat_parse(path, st);
+	if (ksm_stat_parse(path, st))
+		return -1;
+	if (!kfeature_present(KF_MERGE_ANY_STAT))
+		st->merge_any = st->mergeable = -1;     /* as read, or played absent (kfeature.c) */
+	return 0;
+}
+
+struct anon_regions {
+	int mergeable, not;
+};
+
+static int count_anon(const struct region *r, void *arg)
+{
+	struct anon_regions *a = arg;
+
+	if (r->cls == REGION_ANON || r->cls == REGION_HEAP) {
+		if (r->mergeable == 1)
+			a->mergeable++;
+		else
+			a->not++;
+	}
+	return 0;
+}
+
+int ksm_proc_merge_any_by_regions(pid_t pid)
+{
+	char path[64], buf[16384];
+	struct anon_regions a = { 0, 0 };
+
+	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	if (maps_for_each(path, buf, sizeof buf, count_anon, &a) != 0)
+		return -1;
+	if (a.mergeable)
+		return 1;
+	return a.not ? 0 : -1;
 }

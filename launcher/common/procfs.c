@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 
 #include "common/files.h"
+#include "common/kfeature.h"
 #include "common/parse.h"
 #include "common/procfs.h"
 #include "kernel_abi.h"
@@ -199,6 +200,11 @@ long long proc_rss_anon_kb(pid_t pid)
 	long long v;
 
 	return status_number(pid, "\nRssAnon:", &v) == 0 ? v : -1;
+}
+
+int kpageflags_open(void)
+{
+	return kfeature_present(KF_KPAGEFLAGS_KSM) ? open("/proc/kpageflags", O_RDONLY | O_CLOEXEC) : -1;
 }
 
 bool kpage_is_ksm(int fd, uint64_t pfn)

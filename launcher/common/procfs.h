@@ -76,6 +76,13 @@ pid_t proc_tgid(pid_t pid);
 /* Is frame PFN a KSM page now?  FD is /proc/kpageflags (root only), or -1. */
 bool kpage_is_ksm(int fd, uint64_t pfn);
 
+/*
+ * /proc/kpageflags for kpage_is_ksm, or -1 where it cannot be read or
+ * where the kernel flags every anonymous page KSM (common/kfeature.h): then
+ * no frame is taken for a KSM page.
+ */
+int kpageflags_open(void);
+
 /* Parse the text of a stat file (exposed for the unit tests). */
 int proc_stat_parse(char *text, struct proc_stat *st);
 

@@ -85,7 +85,7 @@ static void compare_frames(struct scan *s, struct est_result *r)
 	}
 	if (n > 1)
 		qsort(v, n, sizeof *v, by_hash_pfn);
-	kpf = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	kpf = kpageflags_open();
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && v[j].hash == v[i].hash; j++)
 			frames += v[j].pfn != v[j - 1].pfn;

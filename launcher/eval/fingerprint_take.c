@@ -19,6 +19,7 @@
 
 #include "common/files.h"
 #include "common/msg.h"
+#include "common/procfs.h"
 #include "eval/accounting.h"
 #include "eval/estimate_predict.h"
 #include "eval/fingerprint.h"
@@ -62,7 +63,7 @@ static size_t build(const struct scan *s, const bool *in, const struct fp_key *k
 	struct page_id *v;
 	struct fp_content *c;
 	size_t n = 0, kept = 0, i, j;
-	int kpf = r->pfn_visible ? open("/proc/kpageflags", O_RDONLY | O_CLOEXEC) : -1;
+	int kpf = r->pfn_visible ? kpageflags_open() : -1;
 
 	for (i = 0; i < r->nprocs; i++)
 		if (in[i] && !r->procs[i].skipped)

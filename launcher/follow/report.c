@@ -17,6 +17,7 @@
 #include "common/jsonw.h"
 #include "common/kfeature.h"
 #include "common/known.h"
+#include "common/kpages.h"
 #include "common/msg.h"
 #include "common/text.h"
 #include "host/knobs.h"
@@ -306,7 +307,7 @@ static void write_json(FILE *f, const struct report_opts *o, const struct sample
 	jw_ll(&w, "bytes", fg->saved);
 	jw_ll(&w, "last_bytes", s->saved_last);
 	jw_ll(&w, "candidate_bytes", fg->candidate);
-	jw_string(&w, "frames_error", s->frames_error ? strerror(-s->frames_error) : NULL);
+	jw_string(&w, "frames_error", s->frames_error ? kpages_error_text(s->frames_error) : NULL);
 	jw_end(&w);
 	jw_ll(&w, "page_size", fg->page);
 	json_system(&w, s, fg);
@@ -349,7 +350,7 @@ static void write_saved(FILE *f, const struct sampler *s, const struct figures *
 {
 	if (fg->saved == LLONG_MIN) {
 		fprintf(f, "  saved:    not counted by page frame (%s); ",
-			s->frames_error ? strerror(-s->frames_error) : "no page was merged");
+			s->frames_error ? kpages_error_text(s->frames_error) : "no page was merged");
 		if (fg->tree_profit != LLONG_MIN)
 			fputs("the sum of the processes' ksm_process_profit below counts the copy KSM keeps too, "
 			      "and overstates\n", f);
@@ -496,6 +497,9 @@ static const char *coverage_text(const struct figures *fg)
 	case COVERED_NONE: return "NOTHING enabled KSM in the command";
 	case COVERED_UNKNOWN: break;
 	}
+	if (fg->main && fg->main->sampled)
+		return "not known: this kernel does not show a process's merge flag (ksm_stat's ksm_merge_any, "
+		       "Linux 6.14+), and the command's regions could not be read";
 	return "not observed (the command ended before the first sample)";
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/kfeature.h"
 #include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/procfs.h"
@@ -94,7 +95,8 @@ struct proc_info *sample_proc(struct sampler *s, pid_t pid)
 	return p;
 }
 
-static void read_ksm_stat(pid_t pid, struct proc_info *p)
+/* MAIN: the command itself (ksm-run's child), whose merge flag the report's coverage line judges by. */
+static void read_ksm_stat(pid_t pid, struct proc_info *p, bool main)
 {
 	struct ksmenable_stat st;
 
@@ -114,6 +116,8 @@ static void read_ksm_stat(pid_t pid, struct proc_info *p)
 	}
 	if (st.merge_any >= 0)
 		p->merge_any = st.merge_any;
+	else if (main && kfeature_present(KF_PRCTL))
+		p->merge_any = ksm_proc_merge_any_by_regions(pid);      /* 6.4 to 6.13: told by its regions */
 }
 
 /* The group a process is in (groups.h's rule), for the report's per-cgroup lines. */
@@ -144,7 +148,7 @@ static int visit(pid_t pid, pid_t ppid, void *arg)
 		if (!p->cgroup)
 			p->cgroup = cgroup_now(pid);
 		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
-		read_ksm_stat(pid, p);
+		read_ksm_stat(pid, p, ppid == s->root);         /* ksm-run's child: the command */
 		/* Its group when it merged: a service's helper may move itself first. */
 		if (!merged_before && p->merge_ppid) {
 			free(p->cgroup);

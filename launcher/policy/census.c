@@ -22,7 +22,7 @@ static bool mergeable(pid_t pid)
 		return false;           /* gone, or not readable: nothing to count */
 	if (st.merge_any == 1 || st.mergeable == 1)
 		return true;
-	/* Without ksm_mergeable (before 6.10): what ksmd has scanned in it. */
+	/* Without ksm_mergeable (before 6.14): what ksmd has scanned in it. */
 	return st.mergeable < 0 && (st.rmap_items > 0 || st.merging_pages > 0);
 }
 

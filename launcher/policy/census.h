@@ -8,7 +8,7 @@
  * under ksm-run, QEMU's madvise of its guests' memory), and one the agent
  * enabled that then exec'd a program no rule names (the kernel keeps the
  * process-wide flag across exec since 6.7).  The census reads the kernel:
- * ksm_stat's ksm_merge_any or ksm_mergeable where it has them (6.10+),
+ * ksm_stat's ksm_merge_any or ksm_mergeable where it has them (6.14+),
  * else a process that ksmd scanned (rmap items or merged pages: a
  * mergeable process that ksmd has not reached yet is not seen until it
  * does; before 5.19 smaps' VmFlags, through ksmproc.h).

@@ -380,8 +380,10 @@ int status_main(bool json)
 		const struct kfeature_info *k = kfeature_info(f);
 		if (kfeature_present(f))
 			printf("  %s: yes\n", k->what);
-		else
+		else if (k->since)
 			printf("  %s: no (Linux %s+): %s\n", k->what, k->since, k->without);
+		else
+			printf("  %s: no: %s\n", k->what, k->without);
 	}
 	printf("  merge flag inherited across exec: %s\n", kfeature_present(KF_PRCTL) ? probe_exec() : "no");
 	printf("  ksm_stat fields: %s\n", fields);

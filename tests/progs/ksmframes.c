@@ -1,16 +1,18 @@
 /*
- * ksmframes PID ADDR: the KiB of the mapping of PID that holds ADDR (hex)
- * that are KSM pages, by page frame: /proc/PID/pagemap for the frames,
- * /proc/kpageflags for their KSM flag (both root only).  It prints what
- * smaps' "KSM:" line says on kernels that have it (6.6), for the tests on
- * kernels that do not.  Exit 1 with a message when it cannot tell.
+ * ksmframes PID [ADDR]: the KiB of PID's pages that are KSM pages, by page
+ * frame: /proc/PID/pagemap for the frames, /proc/kpageflags for their KSM
+ * flag (both root only).  With ADDR (hex), of the mapping that holds it:
+ * what smaps' "KSM:" line says on kernels that have it (6.6).  Without, of
+ * every mapping: what ksm_merging_pages counts (5.19), in KiB.  For the
+ * tests on kernels without those.  Exit 1 with a message when it cannot
+ * tell.
  */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define PM_PRESENT (1ULL << 63)
@@ -23,52 +25,62 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* The bounds of the mapping of PID that holds ADDR, from its maps. */
-static int mapping_of(const char *pid, uint64_t addr, uint64_t *start, uint64_t *end)
+/* The KSM pages of [START, END): added to *KSM; nonzero when a read failed. */
+static int count_range(int pagemap, int kflags, uint64_t start, uint64_t end, uint64_t *ksm)
 {
-	char path[64], line[512];
-	FILE *f;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), entry, flags;
 
-	snprintf(path, sizeof path, "/proc/%s/maps", pid);
-	if (!(f = fopen(path, "re")))
-		return fail(path);
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64, start, end) == 2 && *start <= addr && addr < *end) {
-			fclose(f);
-			return 0;
-		}
-	fclose(f);
-	fprintf(stderr, "ksmframes: no mapping of %s holds %" PRIx64 "\n", pid, addr);
-	return 1;
-}
+	for (uint64_t a = start; a < end; a += page) {
+		ssize_t n = pread(pagemap, &entry, sizeof entry, (off_t)(a / page * sizeof entry));
 
-int main(int argc, char **argv)
-{
-	uint64_t addr, start, end, entry, flags, ksm = 0;
-	long page = sysconf(_SC_PAGESIZE);
-	char path[64];
-	int pagemap, kflags;
-
-	if (argc != 3 || sscanf(argv[2], "%" SCNx64, &addr) != 1) {
-		fprintf(stderr, "usage: ksmframes PID ADDR\n");
-		return 2;
-	}
-	if (mapping_of(argv[1], addr, &start, &end))
-		return 1;
-	snprintf(path, sizeof path, "/proc/%s/pagemap", argv[1]);
-	if ((pagemap = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return fail(path);
-	if ((kflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC)) < 0)
-		return fail("/proc/kpageflags");
-	for (uint64_t a = start; a < end; a += (uint64_t)page) {
-		if (pread(pagemap, &entry, sizeof entry, (off_t)(a / (uint64_t)page * sizeof entry)) != sizeof entry)
+		if (n == 0)
+			return 0;       /* past the pagemap's end: [vsyscall] */
+		if (n != sizeof entry)
 			return fail("pagemap");
 		if (!(entry & PM_PRESENT) || !(entry & PM_PFN_MASK))
 			continue;
 		if (pread(kflags, &flags, sizeof flags, (off_t)((entry & PM_PFN_MASK) * sizeof flags)) != sizeof flags)
 			return fail("kpageflags");
-		ksm += (flags >> KPF_KSM) & 1;
+		*ksm += (flags >> KPF_KSM) & 1;
 	}
-	printf("%" PRIu64 "\n", ksm * (uint64_t)page / 1024);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t addr = 0, start, end, ksm = 0;
+	int whole = argc == 2, found = 0, pagemap, kflags, err = 0;
+	char path[64], line[512];
+	FILE *maps;
+
+	if ((argc != 2 && argc != 3) || (!whole && sscanf(argv[2], "%" SCNx64, &addr) != 1)) {
+		fprintf(stderr, "usage: ksmframes PID [ADDR]\n");
+		return 2;
+	}
+	snprintf(path, sizeof path, "/proc/%s/pagemap", argv[1]);
+	if ((pagemap = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return fail(path);
+	if ((kflags = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC)) < 0)
+		return fail("/proc/kpageflags");
+	snprintf(path, sizeof path, "/proc/%s/maps", argv[1]);
+	if (!(maps = fopen(path, "re")))
+		return fail(path);
+	while (!err && fgets(line, sizeof line, maps)) {
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end) != 2 ||
+		    (!whole && !(start <= addr && addr < end)))
+			continue;
+		found = 1;
+		err = count_range(pagemap, kflags, start, end, &ksm);
+		if (!whole)
+			break;
+	}
+	fclose(maps);
+	if (err)
+		return 1;
+	if (!found) {
+		fprintf(stderr, "ksmframes: no mapping of %s holds %" PRIx64 "\n", argv[1], addr);
+		return 1;
+	}
+	printf("%" PRIu64 "\n", ksm * (uint64_t)sysconf(_SC_PAGESIZE) / 1024);
 	return 0;
 }
