@@ -288,6 +288,26 @@ check-guest:
 		[ $$st = 0 ] || { echo "guest: the command's status was $$st; the end of the guest's console:"; \
 			tail -n 15 $(O)/guest.tap.console; }; exit $$st
 
+# --- make check-kernels: the kernel-facing files on every kernel of the matrix. ---
+#
+# One image holds them all (tests/guest-run --kernel); a guest of each
+# kernel runs every GUEST_TESTS file, all guests at once, and each one's
+# result becomes its row of KERNELS.md (tests/helpers/kernel-record): the
+# kernel and machine, passed and failed, what was not applicable and why,
+# the commit and the date.  Commit KERNELS.md after a run.  It takes 40 to
+# 50 minutes here; the status is the first kernel's that failed.
+MATRIX_KERNELS ?= 6.1 6.12 5.10
+MATRIX_RUN = echo "\# uname: $$(uname -r) $$(uname -m)"; $(GUEST_RUN) $(GUEST_TESTS)
+.PHONY: check-kernels print-matrix-kernels
+print-matrix-kernels:
+	@echo $(MATRIX_KERNELS)
+check-kernels:
+	@tests/guest-run --timeout 5400 --tap $(O)/kernels.tap \
+		$(foreach k,$(MATRIX_KERNELS),--kernel $(k) --run '$(MATRIX_RUN)'); \
+		st=$$?; i=0; for k in $(MATRIX_KERNELS); do i=$$((i + 1)); \
+			tests/helpers/tap-summary "kernel $$k" $(O)/kernels.tap.$$i; \
+			tests/helpers/kernel-record KERNELS.md "$$k" $(O)/kernels.tap.$$i; done; exit $$st
+
 # make bench's tuning comparison (ksm-run-bench's third part) on Debian 12's
 # 6.1 in a guest, with workers of dupmem (the guest has no numpy or Django);
 # its output in $(O)/bench-guest.txt.  Figures: tests/bench/README.md.

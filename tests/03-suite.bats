@@ -224,3 +224,31 @@ $T \"never runs\" { true; }"
 		cmp "$d/elf" "$d/out"
 	done
 }
+
+@test "kernel-record: a kernel's row from its guest's TAP, replaced in place, the other rows kept" {
+	local md=$BATS_TEST_TMPDIR/K.md tap=$BATS_TEST_TMPDIR/tap
+	cp "$TOP/KERNELS.md" "$md"
+	printf '%s\n' '# uname: 5.10.0-32-amd64 x86_64' '== tests/10-prctl.bats: 3 ok, 1 not ok, took 0:14, exit status 1' \
+		'1..4' 'ok 1 a in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
+		'ok 2 b in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
+		'ok 3 c in 7ms' 'not ok 4 d in 9ms' >"$tap"
+	run -0 "$TOP/tests/helpers/kernel-record" "$md" 5.10 "$tap"
+	run -0 "$TOP/tests/helpers/kernel-record" "$md" 6.12 "$tap"
+	sed -i 's/^not ok 4/ok 4/' "$tap"
+	run -0 "$TOP/tests/helpers/kernel-record" "$md" 5.10 "$tap"
+	run -0 sed -n '/^<!-- kernel-record: begin -->$/,/^<!-- kernel-record: end -->$/p' "$md"
+	[ "${#lines[@]}" = 6 ]
+	[[ ${lines[3]} == "| 5.10 | 5.10.0-32-amd64 | x86_64 | 4 passed, 0 failed | 2 without PR_SET_MEMORY_MERGE (Linux 6.4) | "* ]]
+	[[ ${lines[4]} == "| 6.12 | 5.10.0-32-amd64 | x86_64 | 3 passed, 1 failed | "* ]]
+	[[ ${lines[3]} =~ \ \|\ [0-9]{4}-[0-9]{2}-[0-9]{2}\ \|$ ]]
+	run -1 "$TOP/tests/helpers/kernel-record" "$BATS_TEST_TMPDIR/none.md" 5.10 "$tap"
+	[[ $output == *"none.md: no such file"* ]]
+}
+
+@test "KERNELS.md has a row for each kernel of make check-kernels, and the README links it" {
+	local k
+	for k in $(make -s -C "$TOP" --no-print-directory print-matrix-kernels); do
+		grep -q "^| $k | " "$TOP/KERNELS.md" || { echo "no row for $k in KERNELS.md: run make check-kernels"; return 1; }
+	done
+	grep -q '(KERNELS.md)' "$TOP/README.md"
+}
