@@ -227,15 +227,18 @@ as_nobody() { "${NOBODY[@]}" "$@"; }
 # stage_for_nobody [PROGRAM...]: the tree the suite runs from may be private
 # (a clone in root's home, mode 0700), where nobody reaches nothing.  Copies
 # ksm-run, the library next to it (where ksm-run looks first) and the named
-# test programs into a new directory of mode 0755 under /tmp, and sets
-# NB_DIR, NB_KSM_RUN, NB_LIB and NB_PROGS (NB_DIR/tests).  A program that
+# test programs into a new directory of mode 0755 under /var/tmp, and sets
+# NB_DIR, NB_KSM_RUN, NB_LIB and NB_PROGS (NB_DIR/tests).  Not /tmp: it is
+# often a tmpfs mounted nosuid (Debian 13's, the guest's), where a file's
+# capabilities and set-user-ID bit do nothing, and the tests of secure
+# execution would test nothing (16-secure failed so on 6.12 in the guest).  A program that
 # links the library (linked_*) is linked again against the staged copy: its
 # run path names the build tree, absolute because the loader ignores
 # $ORIGIN under secure execution.  unstage removes it all (the launcher
 # fixture's teardown calls it).
 stage_for_nobody() {
 	local p
-	NB_DIR=$(mktemp -d /tmp/ksmenable-nobody.XXXXXX) || return 1
+	NB_DIR=$(mktemp -d /var/tmp/ksmenable-nobody.XXXXXX) || return 1
 	NB_KSM_RUN=$NB_DIR/ksm-run NB_LIB=$NB_DIR/libksmenable.so NB_PROGS=$NB_DIR/tests
 	mkdir "$NB_PROGS"
 	cp "$KSM_RUN" "$NB_KSM_RUN"
