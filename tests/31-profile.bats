@@ -74,6 +74,7 @@ replaced() { local now; now=$(stat -c %i "$1" 2>/dev/null) && [ "$now" != "$2" ]
 }
 
 @test "profile on a kernel without smaps' KSM: line (played): merged memory counted by page frame, the heap recommended" {
+	requires kpageflags_ksm
 	sampled_run env KSM_RUN_TEST_KERNEL_LACKS=smaps_ksm "$KSM_RUN" --profile --json $FAST $PROFILED -- \
 		"$PROGS/dupmem" $WORKLOAD
 	[ "$status" = 0 ]

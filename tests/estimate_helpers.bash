@@ -18,8 +18,15 @@ est() { jq -r ".$1" <<<"$EST"; }
 # kernel counts pages_sharing, pages_shared and ksm_zero_pages, from their
 # frames (/proc/PID/pagemap and /proc/kpageflags' KPF_KSM, root): SHARED
 # the distinct KSM frames they map, SHARING their other mappings of them,
-# ZERO the sum of their ksm_stat ksm_zero_pages.
+# ZERO the sum of their ksm_stat ksm_zero_pages.  Where kpageflags flags
+# every anonymous page KSM (Debian 13's 6.12: kpageflags_ksm_sound), the
+# system's counters are theirs alone only when no other process maps a KSM
+# page (ksm_merging_pages): then those, else it fails, saying why.
 own_ksm() {
+	if ! kpageflags_ksm_sound; then
+		own_ksm_by_counters "$1"
+		return
+	fi
 	python3 - "$1" <<'PY'
 import os, struct, sys
 KPF_KSM, page = 21, os.sysconf("SC_PAGE_SIZE")
@@ -48,6 +55,24 @@ with open("/proc/kpageflags", "rb") as kpf:
             pass                        # ended meanwhile
 print(mapped - len(frames), len(frames), zero)
 PY
+}
+
+# own_ksm_by_counters PID[,PID]...: own_ksm from the system's counters,
+# when no other process maps a KSM page.
+own_ksm_by_counters() {
+	local pid others=0 zero=0 merging z
+	for pid in /proc/[0-9]*; do
+		pid=${pid#/proc/}
+		read -r merging z < <(awk '$1 == "ksm_merging_pages" { m = $2 } $1 == "ksm_zero_pages" { z = $2 }
+			END { print m + 0, z + 0 }' "/proc/$pid/ksm_stat" 2>/dev/null) || continue
+		if [[ ,$1, == *,$pid,* ]]; then
+			zero=$((zero + z))
+		else
+			others=$((others + merging))
+		fi
+	done
+	[ "$others" = 0 ] || { echo "own_ksm: kpageflags cannot tell KSM frames here, and other processes map $others KSM pages" >&2; return 1; }
+	echo "$(cat $KSM/pages_sharing) $(cat $KSM/pages_shared) $zero"
 }
 
 # converge PID[,PID]...: let KSM merge these processes until what they
