@@ -51,7 +51,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 		start_workload -- "$(attachee)" "$t" 1.5
 		if [ "$t" != compute ]; then wait_until 5 asleep "$WL_PID"; fi
 		run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait
-		[[ $output == "$WL_PID (attachee): enabled, process-wide (prctl); stopped "*" ms"*"; ksm_merge_any yes, ksm_mergeable yes" ]]
+		[[ $output == "$WL_PID (attachee): enabled, process-wide (prctl); stopped "*" ms"*"; $(readback_wide yes yes)" ]]
 		merge_any_is "$WL_PID" yes
 		run -0 "$KSM_RUN" --detach="$WL_PID"
 		[[ $output == "$WL_PID (attachee): disabled, process-wide (prctl); stopped "* ]]

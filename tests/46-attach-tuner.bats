@@ -7,11 +7,9 @@
 
 load helpers
 load launcher_helpers
+load attach_helpers
 
 LAUNCHER_REQUIRES="root ksm"
-
-attachee() { echo "$PROGS/attachee"; }
-merge_any_is() { grep -Eq "^ksm_merge_any:? $2\$" "/proc/$1/ksm_stat"; }
 
 # The attachees end by themselves; a failed test must not wait for them.
 # The tuning ksm-run (cmd) gets TERM, and restores what it changed.

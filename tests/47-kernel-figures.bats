@@ -233,6 +233,7 @@ group_figures_agree() {
 }
 
 @test "a kernel before 5.19 (played): merged pages counted by page frame, as the kernel counts them" {
+	requires kpageflags_ksm
 	local lacks=KSM_RUN_TEST_KERNEL_LACKS=ksm_merging_pages_file,ksm_stat
 	run -0 env $lacks "$KSM_RUN" --status
 	[[ $output == *"/proc/PID/ksm_merging_pages: no (Linux 5.19+): a process's merged pages are counted by page frame"* ]]
@@ -268,4 +269,20 @@ group_figures_agree() {
 	# A dynamic one with the library in madvise mode: the library says so itself.
 	run -0 env $lacks "$KSM_RUN" --json --report-file="$report" --mode=madvise -- "$PROGS/dupmem" sleep=300
 	[ "$(json_of "$report" .coverage.covered_by)" = library ]
+}
+
+@test "--attach and --detach without ksm_stat's ksm_merge_any (played): the process-wide flag read back from the regions" {
+	requires prctl
+	local lacks=KSM_RUN_TEST_KERNEL_LACKS=ksm_merge_any
+	start_workload -- "$PROGS/dupmem" mmap=8 wait
+	run -0 --separate-stderr env $lacks "$KSM_RUN" --attach="$WL_PID" --no-wait --json
+	jq -e '.targets[0] | .result == "enabled" and .ksm_merge_any == true and .ksm_mergeable == true
+		and .flags_read_from == "regions"' <<<"$output"
+	run -0 --separate-stderr env $lacks "$KSM_RUN" --detach="$WL_PID"
+	[[ $output == *"disabled"*"; ksm_merge_any no, ksm_mergeable no (by its regions' VmFlags: this kernel's ksm_stat has neither line)" ]]
+	[ "$(grep -c '^VmFlags:.* mg' "/proc/$WL_PID/smaps")" = 0 ]
+	# Where the kernel has the lines, they are read.
+	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait --json
+	jq -e '.targets[0].flags_read_from == (if $has then "ksm_stat" else "regions" end)' \
+		--argjson has "$(grep -q '^ksm_merge_any' /proc/self/ksm_stat && echo true || echo false)" <<<"$output"
 }

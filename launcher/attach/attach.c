@@ -105,6 +105,8 @@ static void print_json(const struct attach_run *a, const struct target_plan *p)
 		jw_bool(&w, "restarted_call", r->restarted);
 		jw_tristate(&w, "ksm_merge_any", r->merge_any);
 		jw_tristate(&w, "ksm_mergeable", r->mergeable);
+		jw_string(&w, "flags_read_from", r->merge_any < 0 && r->mergeable < 0 ? NULL :
+			  r->flags_by_regions ? "regions" : "ksm_stat");
 		jw_end(&w);
 	}
 	jw_end(&w);

@@ -59,10 +59,17 @@ static int count_anon(const struct region *r, void *arg)
 
 int ksm_proc_merge_any_by_regions(pid_t pid)
 {
-	char path[64], buf[16384];
-	struct anon_regions a = { 0, 0 };
+	char path[64];
 
 	snprintf(path, sizeof path, "/proc/%d/smaps", (int)pid);
+	return ksm_smaps_merge_any(path);
+}
+
+int ksm_smaps_merge_any(const char *path)
+{
+	char buf[16384];
+	struct anon_regions a = { 0, 0 };
+
 	if (maps_for_each(path, buf, sizeof buf, count_anon, &a) != 0)
 		return -1;
 	if (a.mergeable)

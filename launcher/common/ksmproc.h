@@ -32,4 +32,7 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st);
  */
 int ksm_proc_merge_any_by_regions(pid_t pid);
 
+/* The same from the smaps file at PATH (a pinned process's, say). */
+int ksm_smaps_merge_any(const char *path);
+
 #endif

@@ -94,4 +94,6 @@ void target_result_line(const struct target_result *r, const struct target_plan 
 			text_appendf(buf, len, " (its interrupted call restarted)");
 	}
 	text_appendf(buf, len, "; ksm_merge_any %s, ksm_mergeable %s", yes_no(r->merge_any), yes_no(r->mergeable));
+	if (r->flags_by_regions)
+		text_appendf(buf, len, " (by its regions' VmFlags: this kernel's ksm_stat has neither line)");
 }

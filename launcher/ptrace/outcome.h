@@ -60,6 +60,8 @@ struct target_result {
 					 * prctl form, secret-like kept out (unmerged before the flag went) */
 	unsigned long long bytes;       /* their size, as read back */
 	int merge_any, mergeable;       /* ksm_stat afterwards: 1, 0, -1 unknown */
+	bool flags_by_regions;          /* those two told by its regions' VmFlags: ksm_stat has no
+					 * such lines (before 6.14) */
 	bool restarted;                 /* a call failed by the stop was restarted for it */
 	int raise_refused;              /* the errno of a stop's raise refused (stopprio.h), else 0 */
 	bool died_in_call;              /* in (or of) a call made for us: a refusal */

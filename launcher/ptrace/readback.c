@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "common/kfeature.h"
+#include "common/ksmproc.h"
 #include "ksmstat.h"
 #include "maps.h"
 #include "ptrace/pin.h"
@@ -53,6 +55,21 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 	if (ksm_stat_parse(path, &st) == 0) {
 		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
+	}
+	if (!kfeature_present(KF_MERGE_ANY_STAT))
+		r->merge_any = r->mergeable = -1;       /* as read, or played absent (kfeature.c) */
+	if (plan->process_wide && r->merge_any < 0) {
+		/*
+		 * ksm_stat has no such lines (before 6.14): the flag set makes
+		 * every anonymous region mergeable, and cleared, none.
+		 */
+		int any;
+
+		pin_path(path, sizeof path, pin, "smaps");
+		if ((any = ksm_smaps_merge_any(path)) >= 0) {
+			r->merge_any = r->mergeable = any;
+			r->flags_by_regions = true;
+		}
 	}
 	if (r->outcome != TARGET_DONE)
 		return;
