@@ -121,8 +121,6 @@ rate_is_the_tuners() {
 	stop_workload a
 }
 
-tuner_has_phase() { [ "$(phase_name)" != other ]; }
-
 # --status --json into $output; it gives the state's phase, which did not
 # change while it ran (else 1: read again).
 status_phase_is_the_states() {

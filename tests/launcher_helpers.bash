@@ -194,6 +194,9 @@ phase_is() { [ "$(state_phase)" = "$1" ]; }
 # The state's phase by the name --status, its JSON and the metrics give it.
 phase_name() { case $(state_phase) in 1) echo boost ;; 2) echo steady ;; *) echo other ;; esac; }
 tuner_is() { [ "$(state_tuner)" = "$1" ]; }
+# tuner_has_phase: a tuner holds the machine's tuning, boosting or already
+# steady (a slow machine's boost may end before a test's first look).
+tuner_has_phase() { [ "$(phase_name)" != other ]; }
 registered() { grep -q "^user $1 " "$STATE_FILE" 2>/dev/null; }
 users_registered() { [ "$(grep -c '^user ' "$STATE_FILE" 2>/dev/null)" = "$1" ]; }
 
