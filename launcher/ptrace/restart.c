@@ -29,7 +29,9 @@ bool restart_code(long long result)
 bool restart_eintr_after_stop(long long nr)
 {
 	switch (nr) {
+#ifdef SYS_epoll_wait                   /* not on arm64 (epoll_pwait only) */
 	case SYS_epoll_wait:
+#endif
 	case SYS_epoll_pwait:
 #ifdef SYS_epoll_pwait2
 	case SYS_epoll_pwait2:

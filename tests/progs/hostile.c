@@ -22,6 +22,14 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #define HAVE_SECCOMP 1
+#if defined(__x86_64__)
+#define HOSTILE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define HOSTILE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+#ifndef __NR_open                       /* arm64 and the other asm-generic ABIs: openat only */
+#define __NR_open __NR_openat
+#endif
 #endif
 #include <pthread.h>
 #include <sched.h>
@@ -164,7 +172,7 @@ static int sandboxed(void)
 #else
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HOSTILE_AUDIT_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 2, 0),
