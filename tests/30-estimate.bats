@@ -71,7 +71,7 @@ predict_then_merge() {
 }
 
 @test "estimate: pages already merged are recognised, not promised again" {
-	requires root ksm
+	requires root ksm kpageflags_ksm        # which of the frames are KSM's
 	start_workload a -- "$PROGS/dupmem" merge=auto mmap=8 pairs=4 wait verify
 	predict_then_merge "$(wl_pid a)"
 	first=$(est pages_sharing)
