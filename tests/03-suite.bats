@@ -231,7 +231,7 @@ $T \"never runs\" { true; }"
 	printf '%s\n' '# uname: 5.10.0-32-amd64 x86_64' '== tests/10-prctl.bats: 3 ok, 1 not ok, took 0:14, exit status 1' \
 		'1..4' 'ok 1 a in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
 		'ok 2 b in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
-		'ok 3 c in 7ms' 'not ok 4 d in 9ms' >"$tap"
+		'ok 3 c in 7ms' 'not ok 4 d in 9ms' 'guest: 3 passed, 1 failed' >"$tap"
 	run -0 "$TOP/tests/helpers/kernel-record" "$md" 5.10 "$tap"
 	run -0 "$TOP/tests/helpers/kernel-record" "$md" 6.12 "$tap"
 	sed -i 's/^not ok 4/ok 4/' "$tap"
@@ -245,6 +245,10 @@ $T \"never runs\" { true; }"
 	sed -i "1i # commit: 0123456789ab" "$tap"
 	run -0 "$TOP/tests/helpers/kernel-record" "$md" 5.10 "$tap"
 	[[ $output == *" | 0123456789ab | "* ]]
+	# A run that did not finish (no closing line) says so.
+	sed -i '/^guest: /d' "$tap"
+	run -0 "$TOP/tests/helpers/kernel-record" "$md" 5.10 "$tap"
+	[[ $output == *"| 4 passed, 0 failed (did not finish: the files after the last counted did not run) |"* ]]
 	run -1 "$TOP/tests/helpers/kernel-record" "$BATS_TEST_TMPDIR/none.md" 5.10 "$tap"
 	[[ $output == *"none.md: no such file"* ]]
 }
