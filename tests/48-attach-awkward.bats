@@ -43,7 +43,7 @@ exec_attempts() {
 		if [[ $line != "$WL_PID (suidprobe):"* ]]; then
 			[[ $line == "$WL_PID (awkward): enabled"* || $line == "$WL_PID (awkward): refused: it exec'd during the attach"* ]]
 			[[ $line != *refused* ]] || { [ "$status" = 1 ] && CAUGHT=$((CAUGHT + 1)); }
-			[ "$(ksm_stat_of "$WL_PID" ksm_merge_any)" = "$([ "$was" = 1 ] && echo yes || echo no)" ]
+			merge_any_is "$WL_PID" "$([ "$was" = 1 ] && echo yes || echo no)"
 			[ "$was" = 1 ] || [ "$(mergeable_regions "$WL_PID")" = 0 ]
 			[ "$(tracer_of "$WL_PID")" = 0 ]
 		fi
@@ -118,7 +118,7 @@ stage_suid_probe() {
 	run -0 --separate-stderr "$KSM_RUN" --attach="$WL_PID" --no-wait --json
 	jq -e --argjson p "$WL_PID" --argjson t "$tid" '.targets[0].result == "enabled"
 		and .targets[0].thread == $t and .targets[0].ksm_merge_any == true and .refused == 0' <<<"$output"
-	[ "$(ksm_stat_of "$WL_PID/task/$tid" ksm_merge_any)" = yes ]
+	merge_any_is "$WL_PID/task/$tid" yes
 	run -0 "$KSM_RUN" --detach="$WL_PID"
 	[[ $output == "$WL_PID (awkward): disabled, process-wide"* ]]
 	run -0 "$KSM_RUN" --attach="$WL_PID" --allow=anon --no-wait
