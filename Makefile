@@ -292,9 +292,9 @@ check-guest:
 #
 # One image holds them all (tests/guest-run --kernel); a guest of each
 # kernel runs every GUEST_TESTS file, all guests at once, and each one's
-# result becomes its row of KERNELS.md (tests/helpers/kernel-record): the
+# result becomes its row of tests/kernels.md (tests/helpers/kernel-record): the
 # kernel and machine, passed and failed, what was not applicable and why,
-# the commit and the date.  Commit KERNELS.md after a run.  6.1 is CI's
+# the commit and the date.  Commit tests/kernels.md after a run.  6.1 is CI's
 # (make check-guest, at every submission): MATRIX_KERNELS="6.1 6.12 5.10"
 # adds it.  The status is the first kernel's that failed.
 MATRIX_KERNELS ?= 6.12 5.10
@@ -308,7 +308,7 @@ check-kernels:
 		$(foreach k,$(MATRIX_KERNELS),--kernel $(k) --run '$(MATRIX_RUN)'); \
 		st=$$?; i=0; for k in $(MATRIX_KERNELS); do i=$$((i + 1)); \
 			tests/helpers/tap-summary "kernel $$k" $(O)/kernels.tap.$$i; \
-			tests/helpers/kernel-record KERNELS.md "$$k" $(O)/kernels.tap.$$i; done; exit $$st
+			tests/helpers/kernel-record tests/kernels.md "$$k" $(O)/kernels.tap.$$i; done; exit $$st
 
 # make bench's tuning comparison (ksm-run-bench's third part) on Debian 12's
 # 6.1 in a guest, with workers of dupmem (the guest has no numpy or Django);

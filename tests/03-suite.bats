@@ -227,7 +227,7 @@ $T \"never runs\" { true; }"
 
 @test "kernel-record: a kernel's row from its guest's TAP, replaced in place, the other rows kept" {
 	local md=$BATS_TEST_TMPDIR/K.md tap=$BATS_TEST_TMPDIR/tap
-	cp "$TOP/KERNELS.md" "$md"
+	cp "$TOP/tests/kernels.md" "$md"
 	printf '%s\n' '# uname: 5.10.0-32-amd64 x86_64' '== tests/10-prctl.bats: 3 ok, 1 not ok, took 0:14, exit status 1' \
 		'1..4' 'ok 1 a in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
 		'ok 2 b in 5ms # skip not applicable: this kernel has no PR_SET_MEMORY_MERGE (Linux 6.4)' \
@@ -253,10 +253,10 @@ $T \"never runs\" { true; }"
 	[[ $output == *"none.md: no such file"* ]]
 }
 
-@test "KERNELS.md has a row for each kernel of make check-kernels, and the README links it" {
+@test "tests/kernels.md has a row for each kernel of make check-kernels, and the README links it" {
 	local k
 	for k in $(make -s -C "$TOP" --no-print-directory print-matrix-kernels); do
-		grep -q "^| $k | " "$TOP/KERNELS.md" || { echo "no row for $k in KERNELS.md: run make check-kernels"; return 1; }
+		grep -q "^| $k | " "$TOP/tests/kernels.md" || { echo "no row for $k in tests/kernels.md: run make check-kernels"; return 1; }
 	done
-	grep -q '(KERNELS.md)' "$TOP/README.md"
+	grep -q '(tests/kernels.md)' "$TOP/README.md"
 }

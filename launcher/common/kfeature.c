@@ -33,7 +33,8 @@ static const struct kfeature_info table[KF_COUNT] = {
 	[KF_ZERO_PAGES] = { "ksm_zero_pages", "ksm_zero_pages", "6.10",
 		"zero pages merged under use_zero_pages are not counted apart" },
 	[KF_MERGE_ANY_STAT] = { "ksm_merge_any", "ksm_stat's ksm_merge_any and ksm_mergeable", "6.14",
-		"a command's process-wide flag is told by its regions (all mergeable: on); the agent's census counts "
+		"a command's process-wide flag is told by its regions (a mergeable heap or anonymous region: on); "
+		"the agent's census counts "
 		"a process once ksmd has scanned it" },
 	[KF_KPAGEFLAGS_KSM] = { "kpageflags_ksm", "/proc/kpageflags' KSM flag, on KSM pages alone", NULL,
 		"this kernel flags every anonymous page KSM (seen on Debian 13's 6.12): what a command saved "
@@ -63,17 +64,17 @@ static bool sysfs_has(const char *name)
 	return access(path, F_OK) == 0;
 }
 
-/* Does a line of this process's smaps begin with "KSM:"?  Every mapping has one where the kernel writes it. */
-static bool smaps_has_ksm_line(void)
+/* Does a line of PATH begin with PREFIX? */
+static bool has_line(const char *path, const char *prefix)
 {
 	char line[256];
 	bool found = false;
-	FILE *f = fopen("/proc/self/smaps", "re");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof line, f))
-		found = !strncmp(line, "KSM:", 4);
+		found = !strncmp(line, prefix, strlen(prefix));
 	fclose(f);
 	return found;
 }
@@ -113,21 +114,6 @@ static bool kpageflags_ksm_sound(void)
 	return sound;
 }
 
-/* Does this process's ksm_stat have the ksm_merge_any line? */
-static bool ksm_stat_has_merge_any(void)
-{
-	char line[128];
-	bool found = false;
-	FILE *f = fopen("/proc/self/ksm_stat", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof line, f))
-		found = !strncmp(line, "ksm_merge_any", 13);
-	fclose(f);
-	return found;
-}
-
 static bool probe(enum kfeature f)
 {
 	switch (f) {
@@ -137,11 +123,12 @@ static bool probe(enum kfeature f)
 	/* EINVAL for an unknown option; a kernel with it answers 0 or 1. */
 	case KF_PRCTL:              return prctl(PR_GET_MEMORY_MERGE, 0, 0, 0, 0) >= 0;
 	case KF_PAGES_SCANNED:      return sysfs_has("pages_scanned");
-	case KF_SMAPS_KSM:          return smaps_has_ksm_line();
+	/* Every mapping has a "KSM:" line where the kernel writes it. */
+	case KF_SMAPS_KSM:          return has_line("/proc/self/smaps", "KSM:");
 	case KF_SMART_SCAN:         return sysfs_has("smart_scan");
 	case KF_ADVISOR:            return sysfs_has("advisor_mode");
 	case KF_ZERO_PAGES:         return sysfs_has("ksm_zero_pages");
-	case KF_MERGE_ANY_STAT:     return ksm_stat_has_merge_any();
+	case KF_MERGE_ANY_STAT:     return has_line("/proc/self/ksm_stat", "ksm_merge_any");
 	case KF_KPAGEFLAGS_KSM:     return kpageflags_ksm_sound();
 	case KF_COUNT:              break;
 	}
