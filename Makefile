@@ -123,6 +123,12 @@ $(O)/tests/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -std=c11 -O1 -g -pthread $(PROG_LDFLAGS) -o $@ $<
 
+# ksmframes finds a sanitized process's few present pages among terabytes
+# of reservations as the launcher does (present.c, PAGEMAP_SCAN).
+$(O)/tests/ksmframes: tests/progs/ksmframes.c launcher/common/present.c launcher/common/present.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O1 -g -pthread -o $@ $(filter %.c,$^)
+
 # sighost's lock functions stand in front of libc's for the preloaded library.
 $(O)/tests/sighost: PROG_LDFLAGS = -rdynamic
 
