@@ -70,3 +70,10 @@ finish_attachee() {
 	[ "$WL_STATUS" = 0 ] || { cat "$WL_ERR" >&2; return 1; }
 	grep -qx ok "$WL_OUT"
 }
+# bye_attachee: the same for one started with --until-bye: told to end, its
+# round finished, its checks passed.
+bye_attachee() {
+	stop_workload
+	[ "$WL_STATUS" = 0 ] || { cat "$WL_ERR" >&2; return 1; }
+	grep -qx ok "$WL_OUT"
+}
