@@ -65,6 +65,11 @@ int ksm_proc_merge_any_by_regions(pid_t pid)
 	return ksm_smaps_merge_any(path);
 }
 
+int ksm_proc_merge_any(pid_t pid, const struct ksmenable_stat *st)
+{
+	return st->merge_any >= 0 ? st->merge_any : ksm_proc_merge_any_by_regions(pid);
+}
+
 int ksm_smaps_merge_any(const char *path)
 {
 	char buf[16384];

@@ -214,7 +214,7 @@ static void look_at_exec(struct agent *a, struct agent_proc *p)
 	struct ksmenable_stat st;
 
 	if (!tid || proc_secure_exec(p->pid, tid) != 1 || ksm_proc_stat(p->pid, &st) ||
-	    (st.merge_any != 1 && st.mergeable != 1))
+	    (ksm_proc_merge_any(p->pid, &st) != 1 && st.mergeable != 1))
 		return;
 	p->secure_mergeable = true;
 	a->changed = true;

@@ -42,7 +42,7 @@ static void make_plan(const struct agent *a, const struct policy_rule *r, pid_t 
 
 		plan->disable = true;
 		/* The prctl's flag, when it is on; else the regions advised one by one. */
-		plan->process_wide = prctl && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
+		plan->process_wide = prctl && ksm_proc_stat(pid, &st) == 0 && ksm_proc_merge_any(pid, &st) == 1;
 		selection_of_config(sel, &all);
 		return;
 	}
@@ -61,7 +61,8 @@ static bool already_merge_any(const struct target_plan *plan, pid_t pid)
 {
 	struct ksmenable_stat st;
 
-	return plan->process_wide && !plan->disable && ksm_proc_stat(pid, &st) == 0 && st.merge_any == 1;
+	return plan->process_wide && !plan->disable && ksm_proc_stat(pid, &st) == 0 &&
+	       ksm_proc_merge_any(pid, &st) == 1;
 }
 
 /* The rule that decided, and the agent: what a stop looks at again. */
