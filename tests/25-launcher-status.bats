@@ -20,6 +20,20 @@ load launcher_helpers
 	[[ $output == *"tuning:"*"no ksm-run instance is registered"* ]]
 }
 
+@test "--status says the machine, and whether --attach works on it" {
+	local m want=false
+	m=$(uname -m)
+	[ "$m" != x86_64 ] || want=true
+	run -0 --separate-stderr "$KSM_RUN" --status
+	if $want; then
+		[[ $output == *"--attach on this machine ($m): yes"* ]]
+	else
+		[[ $output == *"--attach on this machine ($m): no: ksm-run makes a target call the kernel on x86_64 only"* ]]
+	fi
+	run -0 --separate-stderr "$KSM_RUN" --status --json
+	jq -e --arg m "$m" --argjson w "$want" '.machine == $m and .attach_supported == $w' <<<"$output"
+}
+
 @test "--status without root: read-only, nothing changed" {
 	local before
 	before=$(knobs_snapshot)

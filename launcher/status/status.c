@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@
 #include "kernel_abi.h"
 #include "maps.h"
 #include "policy/agentview.h"
+#include "ptrace/inject.h"
 #include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
@@ -60,6 +62,14 @@ static const char *probe_exec(void)
 	case 1: return "no (kernel before 6.7: static binaries are not covered)";
 	default: return "unknown";
 	}
+}
+
+/* The machine's architecture, as uname -m says it. */
+static const char *machine(void)
+{
+	static struct utsname u;
+
+	return u.machine[0] || uname(&u) == 0 ? u.machine : "unknown";
 }
 
 static const char *probe_anon_names(void)
@@ -310,6 +320,8 @@ static void status_json(void)
 	for (int f = 0; f < KF_COUNT; f++)
 		jw_bool(&w, kfeature_info(f)->key, kfeature_present(f));
 	jw_end(&w);
+	jw_string(&w, "machine", machine());
+	jw_bool(&w, "attach_supported", inject_supported());
 	r = hoststate_peek(&st, why, sizeof why);
 	jw_bool(&w, "counters_left_over", counters_left_over_now());
 	status_json_tuning(&w, r, &st);
@@ -389,6 +401,8 @@ int status_main(bool json)
 	printf("  ksm_stat fields: %s\n", fields);
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");
+	printf("  --attach on this machine (%s): %s\n", machine(),
+	       inject_supported() ? "yes" : "no: ksm-run makes a target call the kernel on x86_64 only");
 	top_processes(page);
 	group_figures(gp);
 	tuning_text();
