@@ -89,7 +89,8 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local before ksm report=$BATS_TEST_TMPDIR/report
 	before=$(knobs_snapshot)
-	start_workload -- "$(attachee)" --dup=32 sleep 60
+	# It must outlive all that follows: in 6.12's TCG guest under load, 60 s did not.
+	start_workload -- "$(attachee)" --dup=32 sleep 600
 	"$KSM_RUN" --attach="$WL_PID" --interval=0.5 >"$BATS_TEST_TMPDIR/lines" 2>"$report" &
 	ksm=$!
 	BG_PIDS+=("$ksm")
@@ -226,7 +227,9 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local how
 	for how in errno kill; do
-		start_workload -- "$(attachee)" --seccomp=$how sleep 1.5
+		# Rounds of 1.5 s until told to end: a single one ended before the
+		# checks in 6.12's TCG guest under load.
+		start_workload -- "$(attachee)" --seccomp=$how --until-bye sleep 1.5
 		wait_until 5 asleep "$WL_PID"
 		run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
 		[[ $output == "$WL_PID (attachee): refused: its seccomp filter "*"prctl(PR_SET_MEMORY_MERGE)"* ]]
@@ -234,7 +237,7 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 		[[ $output == *"refused: its seccomp filter "*"madvise(MADV_MERGEABLE)"* ]]
 		merge_any_is "$WL_PID" no
 		[ "$(tracer_of "$WL_PID")" = 0 ]
-		finish_attachee
+		bye_attachee
 	done
 	grep -q "KILL_PROCESS (it would be killed); not made" <<<"$output"
 }
@@ -243,14 +246,14 @@ LAUNCHER_REQUIRES="root ksm jq cmd:strace cmd:python3"
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	# ld nr; ldx #32; A <<= X; jeq prctl -> KILL_PROCESS: the kernel computes
 	# nr << (32 & 31) = nr, so prctl kills. A judge that made it 0 injected.
-	start_workload -- "$(attachee)" --seccomp=shift sleep 1.5
+	start_workload -- "$(attachee)" --seccomp=shift --until-bye sleep 1.5
 	wait_until 5 asleep "$WL_PID"
 	run -1 "$KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output == "$WL_PID (attachee): refused: its seccomp filter answers prctl(PR_SET_MEMORY_MERGE) with KILL_PROCESS"* ]]
 	if gone "$WL_PID"; then return 1; fi
 	merge_any_is "$WL_PID" no
 	[ "$(tracer_of "$WL_PID")" = 0 ]
-	finish_attachee
+	bye_attachee
 }
 
 # undone_detaches ARGS...: --detach --json against a target whose thread
