@@ -67,7 +67,10 @@ int ksm_proc_merge_any_by_regions(pid_t pid)
 
 int ksm_proc_merge_any(pid_t pid, const struct ksmenable_stat *st)
 {
-	return st->merge_any >= 0 ? st->merge_any : ksm_proc_merge_any_by_regions(pid);
+	if (st->merge_any >= 0)
+		return st->merge_any;
+	/* Before 6.4 there is no such flag: a mergeable region is the program's own madvise. */
+	return kfeature_present(KF_PRCTL) ? ksm_proc_merge_any_by_regions(pid) : 0;
 }
 
 int ksm_smaps_merge_any(const char *path)

@@ -35,8 +35,9 @@ int ksm_proc_merge_any_by_regions(pid_t pid);
 /*
  * PID's process-wide flag as well as this kernel tells: ST's ksm_merge_any
  * (ST read by ksm_proc_stat) where ksm_stat has it, else by its regions
- * (above).  A program that advised a region itself reads as flagged on
- * 6.4 to 6.13; the regions cannot tell the two apart.  1, 0, or -1.
+ * (above); 0 before 6.4, which has no such flag.  A program that advised
+ * a region itself reads as flagged on 6.4 to 6.13: the regions cannot
+ * tell the two apart.  1, 0, or -1.
  */
 int ksm_proc_merge_any(pid_t pid, const struct ksmenable_stat *st);
 
