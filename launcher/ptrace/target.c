@@ -306,3 +306,8 @@ void target_apply(pid_t pid, const struct target_plan *plan, struct target_resul
 		pthread_join(t, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
+
+bool target_supported(void)
+{
+	return inject_supported();
+}

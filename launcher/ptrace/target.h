@@ -24,4 +24,7 @@
  */
 void target_apply(pid_t pid, const struct target_plan *plan, struct target_result *r);
 
+/* Can this build act on another process at all (its processor's injection)? */
+bool target_supported(void);
+
 #endif

@@ -33,7 +33,7 @@
 #include "kernel_abi.h"
 #include "maps.h"
 #include "policy/agentview.h"
-#include "ptrace/inject.h"
+#include "ptrace/target.h"
 #include "selector.h"
 
 /* Run by the exec probe below: did the merge flag survive exec? */
@@ -321,7 +321,7 @@ static void status_json(void)
 		jw_bool(&w, kfeature_info(f)->key, kfeature_present(f));
 	jw_end(&w);
 	jw_string(&w, "machine", machine());
-	jw_bool(&w, "attach_supported", inject_supported());
+	jw_bool(&w, "attach_supported", target_supported());
 	r = hoststate_peek(&st, why, sizeof why);
 	jw_bool(&w, "counters_left_over", counters_left_over_now());
 	status_json_tuning(&w, r, &st);
@@ -402,7 +402,7 @@ int status_main(bool json)
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");
 	printf("  --attach on this machine (%s): %s\n", machine(),
-	       inject_supported() ? "yes" : "no: ksm-run makes a target call the kernel on x86_64 only");
+	       target_supported() ? "yes" : "no: ksm-run makes a target call the kernel on x86_64 only");
 	top_processes(page);
 	group_figures(gp);
 	tuning_text();
