@@ -19,15 +19,20 @@ state_is() { [ "$(state_of "$1")" = "$2" ]; }
 # would be) DELAY ms after ksm-run starts to attach to it; the old image
 # passes on its flag as read right before the execve (was=N).  Wherever
 # ksm-run judged the old image, nothing of the attach may reach the new
-# one: its flag is the one it inherited, and none of its regions is
-# mergeable unless the flag is on; the result is "enabled" (the exec came
-# after) or refused for the exec.  CAUGHT counts the refusals.
+# one but what the kernel carries across an exec since 6.7, the
+# process-wide flag as it was when the exec began: a refusal that says
+# "left alone" leaves the flag the old image passed on (was), one that
+# says the flag was kept finds it on, and "enabled" (the exec came
+# after) finds it on unless it was off at the read.  The madvise form
+# never sets the flag.  No region is mergeable unless the flag is on.
+# CAUGHT counts the refusals.
 exec_attempts() {
-	local how=$1 d line was delays=() args=()
+	local how=$1 d line was now wide=yes delays=() args=()
 	shift
 	while [ "$1" != -- ]; do delays+=("$1"); shift; done
 	shift
 	args=("$@")
+	[[ " ${args[*]} " != *" --allow="* ]] || wide=
 	CAUGHT=0
 	for d in "${delays[@]}"; do
 		# shellcheck disable=SC2086 # HOW is one option or none
@@ -43,8 +48,17 @@ exec_attempts() {
 		if [[ $line != "$WL_PID (suidprobe):"* ]]; then
 			[[ $line == "$WL_PID (awkward): enabled"* || $line == "$WL_PID (awkward): refused: it exec'd during the attach"* ]]
 			[[ $line != *refused* ]] || { [ "$status" = 1 ] && CAUGHT=$((CAUGHT + 1)); }
-			merge_any_is "$WL_PID" "$([ "$was" = 1 ] && echo yes || echo no)"
-			[ "$was" = 1 ] || [ "$(mergeable_regions "$WL_PID")" = 0 ]
+			merge_any_is "$WL_PID" yes && now=1 || now=0
+			if [ -z "$wide" ]; then
+				[ "$was$now" = 00 ]
+			elif [[ $line == *"the new program, not judged, has KSM on"* ]]; then
+				[ "$now" = 1 ]
+			elif [[ $line == *refused* ]]; then
+				[ "$now" = "$was" ]
+			else
+				[ "$was" = 0 ] || [ "$now" = 1 ]
+			fi
+			[ "$now" = 1 ] || [ "$(mergeable_regions "$WL_PID")" = 0 ]
 			[ "$(tracer_of "$WL_PID")" = 0 ]
 		fi
 		stop_workload
@@ -71,6 +85,35 @@ stage_suid_probe() {
 	local prctl_caught=$CAUGHT
 	exec_attempts --thread 0 50 100 200 300 500 800 -- --allow=anon
 	[ "$prctl_caught" -gt 0 ] && [ "$CAUGHT" -gt 0 ]
+}
+
+@test "an exec in another thread while the flag is being set: the refusal says the new program has KSM on" {
+	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
+	# Since 6.7 the kernel carries the process-wide flag across an exec.
+	# ksm-run pauses at its prctl's exit (the flag set), and only then is
+	# the other thread told to exec the setuid program: the old image's
+	# flag is on (was=1), and so is the new one's, which ksm-run's refusal
+	# must say rather than "left alone".
+	local ksm
+	stage_suid_probe
+	start_workload -- "${NOBODY[@]}" "$NB_PROGS/awkward" exec --thread 0 "$NB_DIR/suidprobe" probe
+	KSM_RUN_TEST_INJECT_PAUSE_MS=3000 "$KSM_RUN" --attach="$WL_PID" --no-wait \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	wait_until 30 grep -q "test pause: the call's registers" "$BATS_TEST_TMPDIR/err"
+	echo go >&"${WL_FDS[main]}"
+	wait_until 10 grep -q '^PROBE' "$WL_OUT" || { cat "$WL_ERR" >&2; return 1; }
+	local status=0
+	wait "$ksm" || status=$?
+	cat "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR/err" "$WL_OUT"
+	[ "$status" = 1 ]
+	grep -Eqx 'PROBE merge=1 euid=0 was=1' "$WL_OUT"
+	merge_any_is "$WL_PID" yes
+	grep -qx "$WL_PID (awkward): refused: it exec'd during the attach, after the process-wide flag was set: the new program, not judged, has KSM on .*" \
+		"$BATS_TEST_TMPDIR/out"
+	[ "$(tracer_of "$WL_PID")" = 0 ]
+	stop_workload
 }
 
 @test "a target in uninterruptible sleep is refused within 5 s, the next one is not held up, and TERM ends ksm-run at once" {

@@ -74,7 +74,7 @@ void target_result_line(const struct target_result *r, const struct target_plan 
 	}
 	if (r->outcome == TARGET_REFUSED || r->outcome == TARGET_NOT_DONE || r->outcome == TARGET_LATER) {
 		text_appendf(buf, len, ": %s", r->why);
-		if (r->stops && !r->died_in_call)
+		if (r->stops && !r->died_in_call && !r->flag_carried)
 			text_appendf(buf, len, " (it was stopped %.2f ms and given back as it was)", r->stopped_s * 1e3);
 		return;
 	}

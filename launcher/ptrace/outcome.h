@@ -65,6 +65,7 @@ struct target_result {
 	bool restarted;                 /* a call failed by the stop was restarted for it */
 	int raise_refused;              /* the errno of a stop's raise refused (stopprio.h), else 0 */
 	bool died_in_call;              /* in (or of) a call made for us: a refusal */
+	bool flag_carried;              /* refused for an exec that kept the flag we set (target.c) */
 };
 
 /* R refused, for the reason FMT says. */

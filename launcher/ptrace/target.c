@@ -30,6 +30,7 @@
 #include "ptrace/target.h"
 #include "common/files.h"
 #include "common/kfeature.h"
+#include "common/ksmproc.h"
 #include "common/parse.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
@@ -190,6 +191,34 @@ static int plan_ranges(const struct pin *pin, const struct target_plan *plan, st
 	return 0;
 }
 
+/*
+ * Refused for an exec during the attach.  Since 6.7 the kernel carries the
+ * process-wide flag across an exec: an exec that began once our prctl had
+ * set it (in another thread, or while the call's thread was stopped at
+ * its exit) hands it to the new program, which was never judged.  That is
+ * said, not "left alone": the new image is not ours to touch, but whoever
+ * reads the line may be (--detach).
+ */
+static void refuse_execd(pid_t pid, const struct target_plan *plan, struct target_result *r)
+{
+	struct ksmenable_stat st;
+	int flag;
+
+	if (!plan->process_wide || plan->disable || !r->calls) {
+		target_refuse(r, "%s", pin_reason(PIN_EXECD));
+		return;
+	}
+	flag = ksm_proc_stat(pid, &st) ? -1 : ksm_proc_merge_any(pid, &st);
+	if (flag == 0) {
+		target_refuse(r, "%s", pin_reason(PIN_EXECD));
+		return;
+	}
+	r->flag_carried = true;
+	target_refuse(r, "it exec'd during the attach, after the process-wide flag was set: the new program, not "
+		      "judged, %s KSM on (the kernel keeps the flag across an exec since 6.7); ksm-run --detach "
+		      "turns it off", flag == 1 ? "has" : "may have");
+}
+
 /* target_apply in the calling thread, with every signal blocked. */
 static void apply_here(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
@@ -254,7 +283,9 @@ done:
 
 		if (v == PIN_ENDED || pin_ended(&pin, maybe_ended ? 250 : 0))
 			r->outcome = TARGET_ENDED;
-		else if (v == PIN_EXECD || v == PIN_CREDS)
+		else if (v == PIN_EXECD)
+			refuse_execd(pid, plan, r);
+		else if (v == PIN_CREDS)
 			target_refuse(r, "%s", pin_reason(v));
 	} else if (r->outcome == TARGET_ALREADY || r->outcome == TARGET_NONE_MATCHED) {
 		/*

@@ -5,7 +5,8 @@
  *   awkward exec [--regions=N] [--thread] DELAY_MS PROGRAM ARG...
  *       maps N one-page regions (so that reading its smaps takes long),
  *       prints READY, waits for a line on stdin, then after DELAY_MS execs
- *       PROGRAM (from another thread with --thread) with one more
+ *       PROGRAM (from another thread with --thread, which reads the line
+ *       too, so that the main thread may be stopped) with one more
  *       argument, PR_GET_MEMORY_MERGE in the old image read just before
  *       the execve.
  *   awkward probe [WAS]
@@ -75,8 +76,10 @@ struct exec_plan {
 static void *do_exec(void *arg)
 {
 	struct exec_plan *p = arg;
-	char was[2] = "?";
+	char was[2] = "?", line[64];
 
+	if (!fgets(line, sizeof line, stdin))
+		exit(0);
 	sleep_ms(p->delay_ms);
 	p->argv[p->argc] = was;
 	p->argv[p->argc + 1] = NULL;
@@ -90,7 +93,6 @@ static int mode_exec(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE), regions = 0;
 	int thread = 0, i = 0;
-	char line[64];
 	struct exec_plan plan;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++)
@@ -116,16 +118,18 @@ static int mode_exec(int argc, char **argv)
 			else
 				p[k * page] = 1;
 	}
-	printf("READY %d\n", (int)getpid());
-	if (!fgets(line, sizeof line, stdin))
-		return 0;
 	if (thread) {
 		pthread_t t;
 
+		/* The line is the other thread's to read: the main one may be stopped by then. */
 		pthread_create(&t, NULL, do_exec, &plan);
+		printf("READY %d\n", (int)getpid());
+		fflush(stdout);
 		for (;;)
 			sleep_ms(1000);
 	}
+	printf("READY %d\n", (int)getpid());
+	fflush(stdout);
 	do_exec(&plan);
 	return 2;
 }
