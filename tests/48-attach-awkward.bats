@@ -113,6 +113,9 @@ stage_suid_probe() {
 	grep -qx "$WL_PID (awkward): refused: it exec'd during the attach, after the process-wide flag was set: the new program, not judged, has KSM on .*" \
 		"$BATS_TEST_TMPDIR/out"
 	[ "$(tracer_of "$WL_PID")" = 0 ]
+	# What the refusal says turns it off does.
+	run -0 "$KSM_RUN" --detach="$WL_PID"
+	merge_any_is "$WL_PID" no
 	stop_workload
 }
 
