@@ -7,9 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "ptrace/restart.h"
 #include "common/files.h"
+
+/* musl's wrapper has no kernel headers: the futex ABI's few values here. */
+#if defined __has_include
+#if __has_include(<linux/futex.h>)
+#include <linux/futex.h>
+#endif
+#endif
+#ifndef FUTEX_WAIT
+#define FUTEX_WAIT 0                    /* include/uapi/linux/futex.h */
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_CMD_MASK (~(128 | 256))   /* the private and realtime flags off */
+#endif
 
 bool restart_code(long long result)
 {
@@ -75,6 +88,55 @@ bool restart_signal_pending(pid_t tid)
 	if ((p = strstr(text, "\nSigBlk:")))
 		blk = strtoull(p + 8, NULL, 16);
 	return ((pnd | shd) & ~blk) != 0;
+}
+
+void restart_read_blocked_call(pid_t tid, struct blocked_call *b)
+{
+	char path[64], text[256];
+	unsigned long long a[8];
+	long nr;
+
+	memset(b, 0, sizeof *b);
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)tid);
+	/* "NR ARG0 .. ARG5 SP PC" (hex with 0x), or "-1 SP PC", or "running" */
+	if (read_text(path, text, sizeof text) ||
+	    sscanf(text, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3], &a[4],
+		   &a[5], &a[6], &a[7]) != 9 || nr < 0)
+		return;
+	b->nr = nr;
+	for (int i = 0; i < 6; i++)
+		b->args[i] = a[i];
+	b->sp = a[6];
+	b->pc = a[7];
+	b->known = true;
+}
+
+/*
+ * The kernel's users of ERESTART_RESTARTBLOCK that a thread blocks in:
+ * nanosleep and clock_nanosleep with a relative time (an absolute one
+ * gives ERESTARTNOHAND), and futex waits with a timeout (without one,
+ * ERESTARTSYS).  poll has one too, but only where it exists (not arm64).
+ */
+bool restart_block_call(long nr, const uint64_t args[6])
+{
+	switch (nr) {
+#ifdef SYS_nanosleep
+	case SYS_nanosleep:
+		return true;
+#endif
+	case SYS_clock_nanosleep:
+		return !(args[1] & TIMER_ABSTIME);
+	case SYS_futex: {
+		unsigned op = (unsigned)args[1] & FUTEX_CMD_MASK;
+
+		return (op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET) && args[3] != 0;
+	}
+#ifdef SYS_poll
+	case SYS_poll:
+		return (int)args[2] >= 0;
+#endif
+	}
+	return false;
 }
 
 const char *restart_strerror(long result)

@@ -7,6 +7,7 @@
 #define KSMRUN_RESTART_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* include/linux/errno.h: the kernel turns these into a restart or EINTR. */
@@ -23,6 +24,24 @@ bool restart_eintr_after_stop(long long nr);
 
 /* Does a signal wait for thread TID that it does not block?  (true when unknown) */
 bool restart_signal_pending(pid_t tid);
+
+/*
+ * The system call a thread is blocked in, as /proc/TID/syscall tells it
+ * while the thread sleeps: its number, its arguments as it made the call
+ * (the first one too, which on aarch64 the stop's registers lose), its
+ * stack pointer and the address after its system call instruction.
+ */
+struct blocked_call {
+	bool known;                     /* false: it was running, or not in a call */
+	long nr;
+	uint64_t args[6], sp, pc;
+};
+
+/* Reads thread TID's blocked call into *B (B->known false when it is in none). */
+void restart_read_blocked_call(pid_t tid, struct blocked_call *b);
+
+/* Does call NR with ARGS, cut short by a signal, ask for restart_syscall (ERESTART_RESTARTBLOCK)? */
+bool restart_block_call(long nr, const uint64_t args[6]);
 
 /* A call's result as words: strerror, with the kernel's codes 512-516 named. */
 const char *restart_strerror(long result);
