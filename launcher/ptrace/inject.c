@@ -6,13 +6,14 @@
  *     thread stops in the kernel's signal path, before it would go back to
  *     user space.  A call it was blocked in has been interrupted and holds
  *     its restart code (-ERESTARTSYS, ...) in the result register; nothing
- *     has restarted it yet.  Signals that arrive are delivered as they come.
+ *     has restarted it yet (on aarch64 the kernel has begun to: arch_aarch64.c).
+ *     Signals that arrive are delivered as they come.
  *  2. Its registers are saved.  For each call, the registers it would
  *     resume with (the kernel's restart applied) are written where the
  *     code of trampoline.c restores them from, and it is pointed at that
  *     code's `syscall` instruction with our call's number and arguments
- *     and no system call of its own in progress (orig_rax -1, so that the
- *     kernel restarts nothing of ours), and run to the call's exit stop
+ *     and no system call of its own in progress (orig_rax or syscallno -1,
+ *     so that the kernel restarts nothing of ours), and run to the call's exit stop
  *     with PTRACE_SYSCALL.  The next call starts from that exit stop.
  *  3. After the last call, it is stopped once more by PTRACE_INTERRUPT on
  *     its way out, in the signal path, and only there are its own registers
@@ -29,55 +30,56 @@
  * with EINTR after any stop, even with no signal handler (signal(7)).  Such
  * a call that was interrupted by the stop alone (no signal pending for it)
  * is restarted here instead, from its `syscall` instruction with its
- * arguments, which the kernel keeps in place: the program never sees that
+ * arguments, which the kernel keeps in place (aarch64: as read before the
+ * stop, arch_aarch64.c): the program never sees that
  * EINTR (a timeout of its own starts again, so it can only end later).
  * A signal that arrives while our registers are in place is not delivered
  * on them: its registers go back first, then it is delivered, and the call
  * is tried again from a fresh stop.  Our own call interrupted by a signal
  * (-ERESTARTSYS at its exit) is run again in the same way.
+ * What differs between processors (registers, the restart the kernel
+ * leaves to do, the trampoline's code and data) is in arch.h.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/arch.h"
 #include "ptrace/inject.h"
 #include "ptrace/restart.h"
 #include "ptrace/trampoline.h"
 #include "common/files.h"
 #include "common/stopsig.h"
 
-#if defined(__x86_64__)
-#include <sys/user.h>
+#if ARCH_INJECTS
 
-#define USER_CS_64 0x33          /* the code segment of 64-bit user space */
-#define SYSCALL_INSN "\x0f\x05"
 #define MAX_RETRIES 8            /* signals that come in the way of one call */
 #define MAX_RESTARTS 1000        /* our call interrupted by signals: each run goes further */
 #define STOP_TIMEOUT_S 5.0
-
-_Static_assert(sizeof(struct user_regs_struct) <= sizeof(((struct inject *)0)->saved),
-	       "room for the registers");
 
 bool inject_supported(void)
 {
 	return true;
 }
 
-static struct user_regs_struct *saved_regs(struct inject *in)
+static struct arch_regs *saved_regs(struct inject *in)
 {
-	return (struct user_regs_struct *)(void *)in->saved;
+	return (struct arch_regs *)(void *)in->saved;
 }
 
 enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_EXEC, STOP_TIMEOUT,
 		 STOP_ASKED, STOP_ERROR };
+
+bool inject_at_signal_stop(const struct inject *in)
+{
+	return in->last_stop == STOP_SIGNAL;
+}
 
 /*
  * Waits for the thread's next stop, up to STOP_TIMEOUT_S; with MAY_GIVE_UP,
@@ -134,19 +136,20 @@ static enum stop_kind wait_stop(struct inject *in, int *sig, bool may_give_up)
 	return in->last_stop;
 }
 
-static int set_regs(struct inject *in, const struct user_regs_struct *r)
-{
-	return ptrace(PTRACE_SETREGS, in->tid, 0, (void *)r) ? -errno : 0;
-}
-
-/* Its own registers back in place (they are, unless a call of ours is in it). */
+/*
+ * Its own registers back in place (they are, unless a call of ours is in
+ * it), at a signal's delivery: those it is to be left with there.
+ */
 static int own_regs_back(struct inject *in)
 {
+	struct arch_regs own;
+	bool restarted;
 	int err;
 
 	if (!in->ours)
 		return 0;
-	if ((err = set_regs(in, saved_regs(in))))
+	arch_regs_to_leave(in, &own, &restarted);
+	if ((err = arch_set_regs(in->tid, &own)))
 		return err;
 	in->ours = false;
 	return 0;
@@ -206,72 +209,9 @@ static int wait_trap(struct inject *in, char *why, size_t whylen, bool may_give_
 	}
 }
 
-/* Reads LEN bytes at ADDR of the thread's memory (it is ours to read while traced). */
-static bool read_mem(pid_t tid, uint64_t addr, void *buf, size_t len)
-{
-	char path[64];
-	int fd;
-	ssize_t n;
-
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len;
-}
-
-/*
- * The registers to leave it with: its own, except that a call that the
- * stop alone made fail with EINTR goes back to its `syscall` instruction
- * (rip - 2 after it) to run again, as if it had never been interrupted.
- * The handler path cannot be mistaken for it: a handler's frame sets rax
- * to 0, and sigreturn sets orig_rax to -1.
- */
-static struct user_regs_struct regs_to_leave(struct inject *in, bool *restarted)
-{
-	struct user_regs_struct r = *saved_regs(in);
-	unsigned char two[2];
-
-	*restarted = false;
-	if ((long long)r.orig_rax >= 0 && (long long)r.rax == -EINTR && restart_eintr_after_stop((long long)r.orig_rax) &&
-	    in->last_stop != STOP_SIGNAL && !restart_signal_pending(in->tid) &&
-	    read_mem(in->tid, r.rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2)) {
-		r.rax = r.orig_rax;
-		r.rip -= 2;
-		r.orig_rax = (unsigned long long)-1;
-		*restarted = true;
-	}
-	return r;
-}
-
-/*
- * The registers the thread would go on with if let go now with no signal
- * to deliver: those it is to be left with, and the kernel's restart of an
- * interrupted call applied (from the trampoline it returns to user space
- * directly, where the kernel would have done that on its way out).
- */
-static struct user_regs_struct resume_state(struct inject *in)
-{
-	bool restarted;
-	struct user_regs_struct r = regs_to_leave(in, &restarted);
-
-	if ((long long)r.orig_rax >= 0 && restart_code((long long)r.rax)) {
-		r.rax = (long long)r.rax == -RESTART_RESTARTBLOCK ? SYS_restart_syscall : r.orig_rax;
-		r.rip -= 2;
-	}
-	r.orig_rax = (unsigned long long)-1;
-	return r;
-}
-
-static int get_regs(struct inject *in, struct user_regs_struct *r)
-{
-	return ptrace(PTRACE_GETREGS, in->tid, 0, r) ? -errno : 0;
-}
-
 int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen)
 {
-	struct user_regs_struct *r = saved_regs(in), leave;
+	struct arch_regs *r = saved_regs(in), leave;
 	bool restarted;
 	int err;
 
@@ -287,6 +227,7 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 	}
 	in->seized = true;
 	in->t_stop = now_s();
+	arch_before_stop(in);
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
 		err = -errno;
 		snprintf(why, whylen, "PTRACE_INTERRUPT: %s", strerror(-err));
@@ -298,24 +239,26 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 		return err;
 	if (err)
 		goto fail;
-	if ((err = get_regs(in, r))) {
-		snprintf(why, whylen, "PTRACE_GETREGS: %s", strerror(-err));
+	in->kernel_restarts = true;
+	if ((err = arch_get_regs(tid, r))) {
+		if (err == -ENOEXEC)
+			snprintf(why, whylen, "it is not a 64-bit process (its registers are not %s's)", ARCH_NAME);
+		else
+			snprintf(why, whylen, "PTRACE_GETREGS: %s", strerror(-err));
 		goto fail;
 	}
 	in->regs_saved = true;
-	if (r->cs != USER_CS_64) {
-		snprintf(why, whylen, "it is not a 64-bit process (code segment %#llx)",
-			 (unsigned long long)r->cs);
+	if (!arch_native(r, why, whylen)) {
 		err = -ENOEXEC;
 		goto fail;
 	}
-	in->in_syscall = (long long)r->orig_rax >= 0;
+	in->in_syscall = arch_in_syscall(in);
 	/*
 	 * A call that the stop alone failed with EINTR goes back to run again
 	 * now, not only at the end: let go early (ksm-run killed), it restarts
 	 * too.  A signal's delivery gets the EINTR back (own_regs_back).
 	 */
-	if ((leave = regs_to_leave(in, &restarted), restarted) && set_regs(in, &leave) == 0)
+	if ((arch_regs_to_leave(in, &leave, &restarted), restarted) && arch_set_regs(tid, &leave) == 0)
 		in->ours = true;
 	if (!(in->insn = trampoline_install(tid, why, whylen))) {
 		err = -ENOEXEC;
@@ -333,24 +276,19 @@ fail:
  */
 static int start_call(struct inject *in, long nr, const long args[6])
 {
-	struct user_regs_struct r = resume_state(in);
+	struct arch_regs r;
+	uint64_t sp;
 	int err;
 
-	if (r.rsp != in->stack_checked && !trampoline_stack_ok(in->tid, r.rsp))
+	arch_resume_state(in, &r);
+	sp = arch_stack_pointer(&r);
+	if (sp != in->stack_checked && !trampoline_stack_ok(in->tid, sp))
 		return -EFAULT;
-	in->stack_checked = r.rsp;
-	if (!(r.rsp = trampoline_arm(in->tid, in->insn, &r)))
+	in->stack_checked = sp;
+	if (!(sp = arch_tramp_arm(in, in->insn, &r)))
 		return -EFAULT;
-	r.rip = in->insn;
-	r.rax = (unsigned long long)nr;
-	r.orig_rax = (unsigned long long)-1;
-	r.rdi = (unsigned long long)args[0];
-	r.rsi = (unsigned long long)args[1];
-	r.rdx = (unsigned long long)args[2];
-	r.r10 = (unsigned long long)args[3];
-	r.r8 = (unsigned long long)args[4];
-	r.r9 = (unsigned long long)args[5];
-	if ((err = set_regs(in, &r)))
+	arch_point_at_call(&r, in->insn, sp, nr, args);
+	if ((err = arch_set_regs(in->tid, &r)))
 		return err;
 	in->ours = true;
 	in->call_running = true;
@@ -364,19 +302,33 @@ static int start_call(struct inject *in, long nr, const long args[6])
  */
 static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 {
+	struct arch_regs put, now;
+	bool restarted;
 	int err;
 
 	if ((err = own_regs_back(in)))
 		return err;
+	arch_regs_to_leave(in, &put, &restarted);
 	in->call_running = false;
 	in->signals_passed++;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
 		return -errno;
 	if ((err = resume(in, PTRACE_CONT, sig)) || (err = wait_trap(in, why, whylen, false)))
 		return err;
-	if ((err = get_regs(in, saved_regs(in))))
+	if ((err = arch_get_regs(in->tid, &now)))
 		return err;
-	in->in_syscall = (long long)saved_regs(in)->orig_rax >= 0;
+	/*
+	 * A handler was set up (the registers moved): the stop it is in now is
+	 * in another signal path, and what was cut short before is in the
+	 * handler's frame, the kernel's to restart.  Else the signal ended in
+	 * the kernel (ignored), and it is still in the same signal path.
+	 */
+	if (memcmp(&now, &put, sizeof now)) {
+		in->kernel_restarts = false;
+		in->before.known = false;
+	}
+	*saved_regs(in) = now;
+	in->in_syscall = arch_in_syscall(in);
 	return 0;
 }
 
@@ -403,7 +355,7 @@ static void test_pause(void)
 int inject_syscall(struct inject *in, long nr, const long args[6], long *result, char *why,
 		   size_t whylen)
 {
-	struct user_regs_struct r;
+	struct arch_regs r;
 	int err, sig, tries = 0, restarts = 0;
 	bool entered = false;
 
@@ -414,23 +366,25 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 	for (;;) {
 		switch (wait_stop(in, &sig, false)) {
 		case STOP_SYSCALL:
-			if ((err = get_regs(in, &r)))
+			if ((err = arch_get_regs(in->tid, &r)))
 				goto ptrace_error;
 			if (!entered) {
 				entered = true;
+				in->kernel_restarts = false;    /* it left the first stop's signal path */
 				if ((err = resume(in, PTRACE_SYSCALL, 0)))
 					goto ptrace_error;
 				continue;
 			}
+			arch_tramp_refresh(in);
 			test_pause();
 			/* Interrupted by a signal for it: delivered (below), then run again. */
-			if (restart_code((long long)r.rax) && restarts++ < MAX_RESTARTS) {
+			if (restart_code(arch_call_result(&r)) && restarts++ < MAX_RESTARTS) {
 				entered = false;
 				if ((err = start_call(in, nr, args)))
 					goto ptrace_error;
 				continue;
 			}
-			*result = (long)r.rax;
+			*result = arch_call_result(&r);
 			in->call_running = false;   /* at its exit: ours are in place, it runs nothing */
 			return 0;
 		case STOP_SIGNAL:
@@ -520,15 +474,15 @@ int inject_end(struct inject *in)
 	 * signal being delivered with them.
 	 */
 	if (in->seized && in->stopped && in->regs_saved) {
-		struct user_regs_struct now, leave;
+		struct arch_regs now, leave;
 		bool restarted;
 
 		if (in->last_stop == STOP_SYSCALL)
 			err = put_back(in);
-		leave = regs_to_leave(in, &restarted);
+		arch_regs_to_leave(in, &leave, &restarted);
 		in->restarted |= restarted;
-		if (!err && get_regs(in, &now) == 0 && memcmp(&now, &leave, sizeof now))
-			err = set_regs(in, &leave);
+		if (!err && arch_get_regs(in->tid, &now) == 0 && memcmp(&now, &leave, sizeof now))
+			err = arch_set_regs(in->tid, &leave);
 		if (!err)
 			in->ours = false;
 	}
@@ -545,7 +499,7 @@ int inject_end(struct inject *in)
 	return err;
 }
 
-#else /* not x86_64 */
+#else /* no arch.h for this processor */
 
 bool inject_supported(void)
 {
@@ -558,7 +512,7 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 	(void)stops;
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
-	snprintf(why, whylen, "--attach is supported on x86_64 only");
+	snprintf(why, whylen, "--attach is supported on x86_64 and aarch64 only");
 	return -ENOSYS;
 }
 
@@ -566,7 +520,7 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 		   size_t whylen)
 {
 	(void)in, (void)nr, (void)args, (void)result;
-	snprintf(why, whylen, "--attach is supported on x86_64 only");
+	snprintf(why, whylen, "--attach is supported on x86_64 and aarch64 only");
 	return -ENOSYS;
 }
 

@@ -15,7 +15,7 @@
  * thread of ksm-run that seized it ends: the kernel then lets it go and
  * the stop never happens.  So each target is handled in a thread of its
  * own (attach.c).
- * x86_64 only: elsewhere inject_begin() fails with -ENOSYS.
+ * x86_64 and aarch64 (arch.h): elsewhere inject_begin() fails with -ENOSYS.
  */
 #ifndef KSMRUN_INJECT_H
 #define KSMRUN_INJECT_H
@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "ptrace/restart.h"
 
 /* Does this build know how to make another process call the kernel? */
 bool inject_supported(void);
@@ -45,6 +47,10 @@ struct inject {
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
 	double wait_s;                  /* how long a stop that is not ours yet is waited for (0: 5 s) */
 	const sigset_t *stops;          /* pending, they end such a wait; or NULL */
+	struct blocked_call before;     /* the call it slept in before the stop, where the arch needs it */
+	bool kernel_restarts;           /* still in the first stop's signal path: let go, the kernel restarts */
+	bool restart_unsure;            /* aarch64: a call cut short that no record matched (arch_aarch64.c) */
+	uint64_t tramp_data;            /* where the trampoline's restore data was last written */
 };
 
 /*
@@ -81,6 +87,9 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
  * twice.
  */
 int inject_end(struct inject *in);
+
+/* Is the stop it is in a signal's delivery?  (for arch.h: no restart then) */
+bool inject_at_signal_stop(const struct inject *in);
 
 /* How long the thread was stopped, in seconds (after inject_end). */
 double inject_stopped_for(const struct inject *in);

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrace/arch.h"
 #include "ptrace/inject.h"
 #include "ptrace/pin.h"
 #include "ptrace/restart.h"
@@ -40,7 +41,6 @@
 #include "kernel_abi.h"
 #include "ksmstat.h"
 
-#define AUDIT_ARCH_X86_64 0xc000003eU
 #define FIRST_CHUNK (2UL << 20)         /* merged bytes unmerged before anything is measured */
 #define LET_GO_S 0.001                  /* what putting it back costs, about (a loaded host: more) */
 #define WALK_WEIGHT 16                  /* an unmerged page costs about 1/16 of a merged one */
@@ -197,7 +197,7 @@ static bool sigsys_pending(pid_t tid)
 static int call(struct engine *e, long nr, const long a[6], const char *name, long *res)
 {
 	struct target_result *r = e->r;
-	struct seccomp_call sc = { (int32_t)nr, AUDIT_ARCH_X86_64, e->in.insn + 2, { 0 } };
+	struct seccomp_call sc = { (int32_t)nr, 0, e->in.insn, { 0 } };
 	int err;
 
 	/* A signal delivered meanwhile ran its code: a handler may have changed its credentials. */
@@ -206,6 +206,10 @@ static int call(struct engine *e, long nr, const long a[6], const char *name, lo
 		if (!still_pinned(e->pin, r))
 			return -ESTALE;
 	}
+#if ARCH_INJECTS
+	sc.arch = ARCH_AUDIT;                   /* and the ip, after the call's instruction */
+	sc.ip += ARCH_SYSCALL_LEN;
+#endif
 	for (int i = 0; i < 6; i++)
 		sc.args[i] = (uint64_t)a[i];
 	if (seccomp_allows(&e->sf, &sc, name, r->why, sizeof r->why)) {
