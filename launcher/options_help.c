@@ -68,7 +68,7 @@ void options_usage(FILE *f)
 "  --max-cpu=PCT   hold ksmd under PCT%% of one core (50; 0: no ceiling)\n"
 "  --min-profit=SIZE  slow to the minimum when less than SIZE is saved per\n"
 "                  percent of a core that ksmd uses, for 5 minutes (16M; 0: never)\n"
-"Processes that already run (x86_64; root, or their user where ptrace is allowed):\n"
+"Processes that already run (x86_64, aarch64; root, or their user where ptrace is allowed):\n"
 "  --attach=TARGET     enable KSM in them from outside, then follow them like a\n"
 "                      command until they end or INT/TERM; TARGET: PID[,PID]...\n"
 "                      or cgroup:PATH.  Process-wide (the prctl) by default; with\n"

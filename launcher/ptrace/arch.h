@@ -26,6 +26,19 @@ struct arch_regs {
 	struct user_regs_struct r;
 };
 
+#elif defined(__aarch64__)
+#include <asm/ptrace.h>
+
+#define ARCH_INJECTS 1
+#define ARCH_NAME "aarch64"
+#define ARCH_AUDIT 0xc00000b7U          /* AUDIT_ARCH_AARCH64 */
+#define ARCH_SYSCALL_LEN 4              /* `svc #0` */
+
+struct arch_regs {
+	struct user_pt_regs r;          /* NT_PRSTATUS */
+	int64_t syscallno;              /* NT_ARM_SYSTEM_CALL: -1 outside a call (no padding to compare) */
+};
+
 #else
 #define ARCH_INJECTS 0
 #endif

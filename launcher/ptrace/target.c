@@ -232,7 +232,7 @@ static void apply_here(pid_t pid, const struct target_plan *plan, struct target_
 	r->merge_any = r->mergeable = -1;
 	snprintf(r->comm, sizeof r->comm, "?");
 	if (!inject_supported()) {
-		target_refuse(r, "--attach is supported on x86_64 only");
+		target_refuse(r, "--attach is supported on x86_64 and aarch64 only");
 		return;
 	}
 	/* Pinned before anything is read of it: what is judged is what the pin holds. */
