@@ -93,6 +93,98 @@ static long registers_hold(unsigned long spins)
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp_after));
 	return bad || sp_before != sp_after;
 }
+#elif defined(__aarch64__)
+/*
+ * x0-x27 (not x18, the platform register) and four SIMD registers, both
+ * halves, hold constants while it spins, x28 counting; 0 if all held.  A
+ * restore by rt_sigreturn (arch_aarch64.c) that lost one would show here.
+ */
+static long registers_hold(unsigned long spins)
+{
+	long bad;
+	void *sp_before, *sp_after;
+
+	__asm__ volatile("mov %0, sp" : "=r"(sp_before));
+	__asm__ volatile(
+		"mov x28, %1\n\t"
+		"mov x0, #1000\n\t"
+		"mov x1, #1001\n\t"
+		"mov x2, #1002\n\t"
+		"mov x3, #1003\n\t"
+		"mov x4, #1004\n\t"
+		"mov x5, #1005\n\t"
+		"mov x6, #1006\n\t"
+		"mov x7, #1007\n\t"
+		"mov x8, #1008\n\t"
+		"mov x9, #1009\n\t"
+		"mov x10, #1010\n\t"
+		"mov x11, #1011\n\t"
+		"mov x12, #1012\n\t"
+		"mov x13, #1013\n\t"
+		"mov x14, #1014\n\t"
+		"mov x15, #1015\n\t"
+		"mov x16, #1016\n\t"
+		"mov x17, #1017\n\t"
+		"mov x19, #1019\n\t"
+		"mov x20, #1020\n\t"
+		"mov x21, #1021\n\t"
+		"mov x22, #1022\n\t"
+		"mov x23, #1023\n\t"
+		"mov x24, #1024\n\t"
+		"mov x25, #1025\n\t"
+		"mov x26, #1026\n\t"
+		"mov x27, #1027\n\t"
+		"movi v0.16b, #0x11\n\t"
+		"movi v8.16b, #0x22\n\t"
+		"movi v16.16b, #0x33\n\t"
+		"movi v31.16b, #0x44\n\t"
+		"1: subs x28, x28, #1\n\t"
+		"b.ne 1b\n\t"
+		"cmp x0, #1000\n\tb.ne 2f\n\t"
+		"cmp x1, #1001\n\tb.ne 2f\n\t"
+		"cmp x2, #1002\n\tb.ne 2f\n\t"
+		"cmp x3, #1003\n\tb.ne 2f\n\t"
+		"cmp x4, #1004\n\tb.ne 2f\n\t"
+		"cmp x5, #1005\n\tb.ne 2f\n\t"
+		"cmp x6, #1006\n\tb.ne 2f\n\t"
+		"cmp x7, #1007\n\tb.ne 2f\n\t"
+		"cmp x8, #1008\n\tb.ne 2f\n\t"
+		"cmp x9, #1009\n\tb.ne 2f\n\t"
+		"cmp x10, #1010\n\tb.ne 2f\n\t"
+		"cmp x11, #1011\n\tb.ne 2f\n\t"
+		"cmp x12, #1012\n\tb.ne 2f\n\t"
+		"cmp x13, #1013\n\tb.ne 2f\n\t"
+		"cmp x14, #1014\n\tb.ne 2f\n\t"
+		"cmp x15, #1015\n\tb.ne 2f\n\t"
+		"cmp x16, #1016\n\tb.ne 2f\n\t"
+		"cmp x17, #1017\n\tb.ne 2f\n\t"
+		"cmp x19, #1019\n\tb.ne 2f\n\t"
+		"cmp x20, #1020\n\tb.ne 2f\n\t"
+		"cmp x21, #1021\n\tb.ne 2f\n\t"
+		"cmp x22, #1022\n\tb.ne 2f\n\t"
+		"cmp x23, #1023\n\tb.ne 2f\n\t"
+		"cmp x24, #1024\n\tb.ne 2f\n\t"
+		"cmp x25, #1025\n\tb.ne 2f\n\t"
+		"cmp x26, #1026\n\tb.ne 2f\n\t"
+		"cmp x27, #1027\n\tb.ne 2f\n\t"
+		"mov x2, #0x1111\n\tmovk x2, #0x1111, lsl #16\n\tmovk x2, #0x1111, lsl #32\n\tmovk x2, #0x1111, lsl #48\n\t"
+		"umov x1, v0.d[0]\n\tcmp x1, x2\n\tb.ne 2f\n\tumov x1, v0.d[1]\n\tcmp x1, x2\n\tb.ne 2f\n\t"
+		"mov x2, #0x2222\n\tmovk x2, #0x2222, lsl #16\n\tmovk x2, #0x2222, lsl #32\n\tmovk x2, #0x2222, lsl #48\n\t"
+		"umov x1, v8.d[0]\n\tcmp x1, x2\n\tb.ne 2f\n\tumov x1, v8.d[1]\n\tcmp x1, x2\n\tb.ne 2f\n\t"
+		"mov x2, #0x3333\n\tmovk x2, #0x3333, lsl #16\n\tmovk x2, #0x3333, lsl #32\n\tmovk x2, #0x3333, lsl #48\n\t"
+		"umov x1, v16.d[0]\n\tcmp x1, x2\n\tb.ne 2f\n\tumov x1, v16.d[1]\n\tcmp x1, x2\n\tb.ne 2f\n\t"
+		"mov x2, #0x4444\n\tmovk x2, #0x4444, lsl #16\n\tmovk x2, #0x4444, lsl #32\n\tmovk x2, #0x4444, lsl #48\n\t"
+		"umov x1, v31.d[0]\n\tcmp x1, x2\n\tb.ne 2f\n\tumov x1, v31.d[1]\n\tcmp x1, x2\n\tb.ne 2f\n\t"
+		"mov %0, #0\n\tb 3f\n"
+		"2: mov %0, #1\n"
+		"3:\n"
+		: "=&r"(bad)
+		: "r"(spins)
+		: "x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28",
+		  "v0", "v8", "v16", "v31", "cc", "memory");
+	__asm__ volatile("mov %0, sp" : "=r"(sp_after));
+	return bad || sp_before != sp_after;
+}
 #else
 static long registers_hold(unsigned long spins)
 {
