@@ -15,16 +15,19 @@
  *  - While it is still in the signal path of the first stop
  *    (in->kernel_restarts), its registers go back as they were: the
  *    kernel finishes the restart, exactly.
- *  - Later (the second interrupt stop, the trampoline), what the kernel
- *    would have done is done here: x8 = restart_syscall for a call of
- *    restart_block_call() (restart.c) that was rewound.  What the stop
+ *  - Later (the second interrupt stop), what the kernel would have done
+ *    is done here: x8 = restart_syscall for a call of restart_block_call()
+ *    (restart.c) that was rewound.  Not in the trampoline's registers
+ *    (arch_resume_state): there the call runs again whole.  What the stop
  *    hides (the result code; the first argument of a call that failed
  *    with EINTR) is read from /proc/TID/syscall before the stop
  *    (arch_before_stop), and used only when the stop's sp, x8 and pc
  *    match that record.  A rewound call with no record to match (it
  *    entered the call after the record was read) is left as the kernel
  *    made it, counted in in->restart_unsure: were it nanosleep, it would
- *    sleep its whole time again.  A signal delivered after the first
+ *    sleep its whole time again.  A thread already in restart_syscall
+ *    (x8 = 128) when ksm-run dies mid-call gets EINTR from it after the
+ *    trampoline's rt_sigreturn: its first call cannot be known.  A signal delivered after the first
  *    stop's signal path restarts a rewound call after its handler even
  *    where the kernel would have failed it with EINTR (no SA_RESTART).
  *
@@ -218,11 +221,18 @@ void arch_regs_to_leave(struct inject *in, struct arch_regs *out, bool *restarte
 	leave(in, out, restarted, in->kernel_restarts);
 }
 
+/*
+ * A rewound call is run again as it was, x8 its own number, not
+ * restart_syscall: the trampoline ends in rt_sigreturn, which sets
+ * restart_block.fn to do_no_restart_syscall, so restart_syscall after it
+ * fails with EINTR (seen: a nanosleep cut short so).  Run again, a
+ * relative sleep or futex timeout starts anew and can only end later.
+ */
 void arch_resume_state(struct inject *in, struct arch_regs *out)
 {
 	bool restarted;
 
-	leave(in, out, &restarted, false);
+	leave(in, out, &restarted, true);
 }
 
 void arch_point_at_call(struct arch_regs *out, uint64_t insn, uint64_t sp, long nr, const long args[6])
