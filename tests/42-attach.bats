@@ -350,6 +350,45 @@ undone_detaches() {
 	[[ $output != *"in_window=0 "* ]]
 }
 
+# kill_in_pause PID ACTION: ksm-run ACTION=PID (the madvise form), killed
+# while it pauses with its call's registers in PID: the kernel then lets
+# PID go with them, and only the trampoline's restore puts it back.
+kill_in_pause() {
+	local kr err=$BATS_TEST_TMPDIR/pause.err extra=()
+	[ "$2" = --attach ] && extra=(--no-wait)
+	: >"$err"
+	KSM_RUN_TEST_INJECT_PAUSE_MS=3000 "$KSM_RUN" "$2=$1" --allow=anon "${extra[@]}" >/dev/null 2>"$err" &
+	kr=$!
+	BG_PIDS+=("$kr")
+	wait_until 30 grep -q 'registers are in the target' "$err" || { cat "$err" >&2; return 1; }
+	kill -KILL "$kr"
+	wait "$kr" && return 1
+	wait_until 5 tracer_is "$1" 0
+}
+
+@test "ksm-run killed while its call's registers are in the target: its own trampoline puts it back, unharmed" {
+	# The madvise form, so that kernels before 6.4 run it too.  selfcheck
+	# checks its registers (general and, on aarch64, SIMD), a pipe, a
+	# nanosleep and an epoll_wait; attachee sleeps in nanosleep, which on
+	# aarch64 the kernel has rewound before the stop, and must not end early.
+	local k sc
+	echo 1 >"$KSM/run"
+	start_workload sc -- "$PROGS/selfcheck" 600 "$BATS_TEST_TMPDIR/stop"
+	sc=$(wl_pid sc)
+	wait_until 5 grep -q READY "$(wl_out sc)"
+	for k in 1 2 3 4; do
+		if ((k % 2)); then kill_in_pause "$sc" --attach; else kill_in_pause "$sc" --detach; fi
+	done
+	: >"$BATS_TEST_TMPDIR/stop"
+	wait_workload sc
+	[ "$(wl_status sc)" = 0 ] || { cat "$(wl_err sc)" >&2; return 1; }
+	grep -q '^ok ' "$(wl_out sc)"
+	start_workload -- "$(attachee)" sleep 4
+	wait_until 5 asleep "$WL_PID"
+	kill_in_pause "$WL_PID" --attach
+	finish_attachee
+}
+
 @test "each call of signal(7)'s EINTR-after-stop list, blocked with a timeout: attached to and detached, it never sees EINTR" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local m p pids=() t0 timeout
