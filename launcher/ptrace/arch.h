@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrace/restart.h"
+
 #if defined(__x86_64__)
 #include <sys/user.h>
 
@@ -41,10 +43,23 @@ struct arch_regs {
 
 #else
 #define ARCH_INJECTS 0
+
+struct arch_regs {
+	char none;
+};
 #endif
 
+/* A seized thread as the processor's side sees it (inject.c keeps one in struct inject). */
+struct arch_thread {
+	pid_t tid;
+	struct arch_regs saved;         /* its registers, saved at a stop in its signal path */
+	struct blocked_call before;     /* the call it slept in before the stop (aarch64 reads it) */
+	bool kernel_restarts;           /* still in the first stop's signal path: let go, the kernel restarts */
+	bool restart_unsure;            /* aarch64: a call cut short that no record matched */
+	uint64_t tramp_data;            /* where the trampoline's restore data was last written */
+};
+
 #if ARCH_INJECTS
-struct inject;
 
 int arch_get_regs(pid_t tid, struct arch_regs *r);
 int arch_set_regs(pid_t tid, const struct arch_regs *r);
@@ -56,25 +71,25 @@ bool arch_native(const struct arch_regs *r, char *why, size_t whylen);
  * Called after PTRACE_SEIZE and before PTRACE_INTERRUPT, while the thread
  * may still sleep in a call: what the stop will hide is read then.
  */
-void arch_before_stop(struct inject *in);
+void arch_before_stop(struct arch_thread *t);
 
-/* Was the thread, whose registers at a stop in->saved holds, inside a system call? */
-bool arch_in_syscall(struct inject *in);
+/* Was the thread, whose registers at a stop T->saved holds, inside a system call? */
+bool arch_in_syscall(struct arch_thread *t);
 
 /*
- * The registers to let it go with from the stop it is in (in->last_stop):
- * its own, except that a call the stop alone failed with EINTR goes back
+ * The registers to let it go with from the stop it is in (AT_SIGNAL_STOP:
+ * a signal's delivery, which gets its call's result as it is): its own, except that a call the stop alone failed with EINTR goes back
  * to its system call instruction to run again (*RESTARTED), and what the
  * kernel does to a call cut short is done where the kernel no longer will.
  */
-void arch_regs_to_leave(struct inject *in, struct arch_regs *r, bool *restarted);
+void arch_regs_to_leave(struct arch_thread *t, bool at_signal_stop, struct arch_regs *r, bool *restarted);
 
 /*
  * The registers it would go on with in user space if let go now with no
  * signal to deliver: those to leave it with, the kernel's restart of an
  * interrupted call applied.  The trampoline restores these.
  */
-void arch_resume_state(struct inject *in, struct arch_regs *r);
+void arch_resume_state(struct arch_thread *t, bool at_signal_stop, struct arch_regs *r);
 
 /* R pointed at the trampoline's system call instruction INSN, with call NR(ARGS) and stack pointer SP. */
 void arch_point_at_call(struct arch_regs *r, uint64_t insn, uint64_t sp, long nr, const long args[6]);
@@ -96,10 +111,10 @@ uint64_t arch_tramp_data_at(uint64_t sp);
  * R's stack pointer.  The stack pointer to run the call with, or 0 when it
  * could not be written.
  */
-uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_regs *r);
+uint64_t arch_tramp_arm(struct arch_thread *t, uint64_t tramp, const struct arch_regs *r);
 
 /* At each call's exit stop: what the restore data took from the thread, brought up to date. */
-void arch_tramp_refresh(struct inject *in);
+void arch_tramp_refresh(struct arch_thread *t);
 #endif
 
 #endif

@@ -13,7 +13,7 @@
  * Once the thread has run our call it is in another do_signal(), which
  * knows nothing of its own call.  So:
  *  - While it is still in the signal path of the first stop
- *    (in->kernel_restarts), its registers go back as they were: the
+ *    (t->kernel_restarts), its registers go back as they were: the
  *    kernel finishes the restart, exactly.
  *  - Later (the second interrupt stop), what the kernel would have done
  *    is done here: x8 = restart_syscall for a call of restart_block_call()
@@ -24,7 +24,7 @@
  *    (arch_before_stop), and used only when the stop's sp, x8 and pc
  *    match that record.  A rewound call with no record to match (it
  *    entered the call after the record was read) is left as the kernel
- *    made it, counted in in->restart_unsure: were it nanosleep, it would
+ *    made it, counted in t->restart_unsure: were it nanosleep, it would
  *    sleep its whole time again.  A thread already in restart_syscall
  *    (x8 = 128) when ksm-run dies mid-call gets EINTR from it after the
  *    trampoline's rt_sigreturn: its first call cannot be known.  A signal delivered after the first
@@ -56,7 +56,6 @@
 #include <asm/sigcontext.h>
 
 #include "ptrace/arch.h"
-#include "ptrace/inject.h"
 #include "ptrace/mem.h"
 #include "ptrace/restart.h"
 #include "common/files.h"
@@ -64,8 +63,6 @@
 #define SVC_0 0xd4000001u               /* svc #0 */
 #define STACK_MARGIN 128                /* no red zone in the ABI; kept all the same */
 #define ALTSTACK_UNCHANGED 3            /* neither 0, SS_ONSTACK nor SS_DISABLE: see the frame */
-
-_Static_assert(sizeof(struct arch_regs) <= sizeof(((struct inject *)0)->saved), "room for the registers");
 
 const unsigned char arch_tramp_code[16] = {
 	0x01, 0x00, 0x00, 0xd4,         /* svc #0 */
@@ -113,11 +110,6 @@ _Static_assert(sizeof(struct fpsimd_context) == 528, "fpsimd_context layout");
 #define FRAME_USED (offsetof(struct rt_frame, uc.uc_mcontext.__reserved) + sizeof(struct fpsimd_context) + \
 		    sizeof(struct _aarch64_ctx))
 
-static struct arch_regs *saved_regs(struct inject *in)
-{
-	return (struct arch_regs *)(void *)in->saved;
-}
-
 static int get_set(pid_t tid, int request, int type, void *buf, size_t len)
 {
 	struct iovec iov = { buf, len };
@@ -157,9 +149,9 @@ bool arch_native(const struct arch_regs *r, char *why, size_t whylen)
 	return false;
 }
 
-void arch_before_stop(struct inject *in)
+void arch_before_stop(struct arch_thread *t)
 {
-	restart_read_blocked_call(in->tid, &in->before);
+	restart_read_blocked_call(t->tid, &t->before);
 }
 
 static bool svc_at(pid_t tid, uint64_t pc)
@@ -172,9 +164,9 @@ static bool svc_at(pid_t tid, uint64_t pc)
 enum cut { CUT_NONE, CUT_REWOUND, CUT_EINTR, CUT_UNSURE };
 
 /* What the stop did to a call it cut short, by the record read before it (see the top). */
-static enum cut cut_short(struct inject *in, const struct user_pt_regs *s)
+static enum cut cut_short(struct arch_thread *t, const struct user_pt_regs *s)
 {
-	const struct blocked_call *b = &in->before;
+	const struct blocked_call *b = &t->before;
 
 	if (b->known && s->sp == b->sp && s->regs[8] == (uint64_t)b->nr) {
 		if (s->pc == b->pc - 4 && s->regs[0] == b->args[0])
@@ -184,41 +176,42 @@ static enum cut cut_short(struct inject *in, const struct user_pt_regs *s)
 	}
 	/* At an `svc` with a call that may want restart_syscall, and no record of it. */
 	if ((s->regs[8] == SYS_nanosleep || s->regs[8] == SYS_clock_nanosleep || s->regs[8] == SYS_futex) &&
-	    svc_at(in->tid, s->pc))
+	    svc_at(t->tid, s->pc))
 		return CUT_UNSURE;
 	return CUT_NONE;
 }
 
-bool arch_in_syscall(struct inject *in)
+bool arch_in_syscall(struct arch_thread *t)
 {
-	return cut_short(in, &saved_regs(in)->r) != CUT_NONE;
+	return cut_short(t, &t->saved.r) != CUT_NONE;
 }
 
-static void leave(struct inject *in, struct arch_regs *out, bool *restarted, bool kernel_restarts)
+static void leave(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out, bool *restarted,
+		  bool kernel_restarts)
 {
 	struct user_pt_regs *r = &out->r;
-	const struct blocked_call *b = &in->before;
+	const struct blocked_call *b = &t->before;
 	enum cut cut;
 
-	*out = *saved_regs(in);
+	*out = t->saved;
 	*restarted = false;
-	cut = cut_short(in, r);
-	if (cut == CUT_EINTR && restart_eintr_after_stop(b->nr) && !inject_at_signal_stop(in) &&
-	    !restart_signal_pending(in->tid) && svc_at(in->tid, r->pc - 4)) {
+	cut = cut_short(t, r);
+	if (cut == CUT_EINTR && restart_eintr_after_stop(b->nr) && !at_signal_stop &&
+	    !restart_signal_pending(t->tid) && svc_at(t->tid, r->pc - 4)) {
 		r->regs[0] = b->args[0];
 		r->pc -= 4;
 		*restarted = true;
 	} else if (cut == CUT_REWOUND && !kernel_restarts && restart_block_call(b->nr, b->args)) {
 		r->regs[8] = SYS_restart_syscall;
 	} else if (cut == CUT_UNSURE && !kernel_restarts) {
-		in->restart_unsure = true;
+		t->restart_unsure = true;
 	}
 	out->syscallno = -1;            /* the kernel restarts nothing of ours */
 }
 
-void arch_regs_to_leave(struct inject *in, struct arch_regs *out, bool *restarted)
+void arch_regs_to_leave(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out, bool *restarted)
 {
-	leave(in, out, restarted, in->kernel_restarts);
+	leave(t, at_signal_stop, out, restarted, t->kernel_restarts);
 }
 
 /*
@@ -228,11 +221,11 @@ void arch_regs_to_leave(struct inject *in, struct arch_regs *out, bool *restarte
  * fails with EINTR (seen: a nanosleep cut short so).  Run again, a
  * relative sleep or futex timeout starts anew and can only end later.
  */
-void arch_resume_state(struct inject *in, struct arch_regs *out)
+void arch_resume_state(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out)
 {
 	bool restarted;
 
-	leave(in, out, &restarted, true);
+	leave(t, at_signal_stop, out, &restarted, true);
 }
 
 void arch_point_at_call(struct arch_regs *out, uint64_t insn, uint64_t sp, long nr, const long args[6])
@@ -282,7 +275,7 @@ static bool blocked_mask(pid_t tid, uint64_t *mask)
  * refuses an unknown mode (EINVAL) before it changes anything, and
  * restore_altstack() ignores its answer.
  */
-uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_regs *regs)
+uint64_t arch_tramp_arm(struct arch_thread *t, uint64_t tramp, const struct arch_regs *regs)
 {
 	static struct rt_frame f;
 	struct user_fpsimd_state fp;
@@ -291,7 +284,7 @@ uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_reg
 	uint64_t at = arch_tramp_data_at(regs->r.sp), mask;
 
 	(void)tramp;                    /* the code needs nothing beside it */
-	if (get_set(in->tid, PTRACE_GETREGSET, NT_PRFPREG, &fp, sizeof fp) || !blocked_mask(in->tid, &mask))
+	if (get_set(t->tid, PTRACE_GETREGSET, NT_PRFPREG, &fp, sizeof fp) || !blocked_mask(t->tid, &mask))
 		return 0;
 	memset(&f, 0, FRAME_USED);
 	f.uc.uc_stack.ss_flags = ALTSTACK_UNCHANGED;
@@ -307,9 +300,9 @@ uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_reg
 	memcpy(fc->vregs, fp.vregs, sizeof fc->vregs);
 	end->magic = 0;
 	end->size = 0;
-	if (!mem_write(in->tid, at, &f, FRAME_USED))
+	if (!mem_write(t->tid, at, &f, FRAME_USED))
 		return 0;
-	in->tramp_data = at;
+	t->tramp_data = at;
 	return at;
 }
 
@@ -319,11 +312,11 @@ uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_reg
  * the first stop's signal path ends, before our call runs.  So the frame's
  * mask is read again at each call's exit.
  */
-void arch_tramp_refresh(struct inject *in)
+void arch_tramp_refresh(struct arch_thread *t)
 {
 	uint64_t mask;
 
-	if (in->tramp_data && blocked_mask(in->tid, &mask))
-		mem_write(in->tid, in->tramp_data + offsetof(struct rt_frame, uc.uc_sigmask), &mask, sizeof mask);
+	if (t->tramp_data && blocked_mask(t->tid, &mask))
+		mem_write(t->tid, t->tramp_data + offsetof(struct rt_frame, uc.uc_sigmask), &mask, sizeof mask);
 }
 #endif

@@ -27,7 +27,6 @@
 #include <sys/syscall.h>
 
 #include "ptrace/arch.h"
-#include "ptrace/inject.h"
 #include "ptrace/mem.h"
 #include "ptrace/restart.h"
 
@@ -35,8 +34,6 @@
 #define SYSCALL_INSN "\x0f\x05"
 #define SLOT_AT 40                      /* the rip's slot, after the code and its padding */
 #define RED_ZONE 128                    /* the x86-64 ABI's: the program may keep data there */
-
-_Static_assert(sizeof(struct arch_regs) <= sizeof(((struct inject *)0)->saved), "room for the registers");
 
 const unsigned char arch_tramp_code[SLOT_AT] = {
 	0x0f, 0x05,                     /* syscall */
@@ -59,11 +56,6 @@ struct block {
 	uint64_t r15, r14, r13, r12, rbp, rbx, r11, r10, r9, r8, rax, rcx, rdx, rsi, rdi, flags, rsp;
 };
 
-static struct user_regs_struct *saved_regs(struct inject *in)
-{
-	return &((struct arch_regs *)(void *)in->saved)->r;
-}
-
 int arch_get_regs(pid_t tid, struct arch_regs *r)
 {
 	return ptrace(PTRACE_GETREGS, tid, 0, &r->r) ? -errno : 0;
@@ -82,14 +74,14 @@ bool arch_native(const struct arch_regs *r, char *why, size_t whylen)
 	return false;
 }
 
-void arch_before_stop(struct inject *in)
+void arch_before_stop(struct arch_thread *t)
 {
-	(void)in;                       /* the stop hides nothing here */
+	(void)t;                        /* the stop hides nothing here */
 }
 
-bool arch_in_syscall(struct inject *in)
+bool arch_in_syscall(struct arch_thread *t)
 {
-	return (long long)saved_regs(in)->orig_rax >= 0;
+	return (long long)t->saved.r.orig_rax >= 0;
 }
 
 /*
@@ -99,15 +91,15 @@ bool arch_in_syscall(struct inject *in)
  * be mistaken for it: a handler's frame sets rax to 0, and sigreturn sets
  * orig_rax to -1.
  */
-void arch_regs_to_leave(struct inject *in, struct arch_regs *out, bool *restarted)
+void arch_regs_to_leave(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out, bool *restarted)
 {
-	struct user_regs_struct r = *saved_regs(in);
+	struct user_regs_struct r = t->saved.r;
 	unsigned char two[2];
 
 	*restarted = false;
 	if ((long long)r.orig_rax >= 0 && (long long)r.rax == -EINTR && restart_eintr_after_stop((long long)r.orig_rax) &&
-	    !inject_at_signal_stop(in) && !restart_signal_pending(in->tid) &&
-	    mem_read(in->tid, r.rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2)) {
+	    !at_signal_stop && !restart_signal_pending(t->tid) &&
+	    mem_read(t->tid, r.rip - 2, two, 2) && !memcmp(two, SYSCALL_INSN, 2)) {
 		r.rax = r.orig_rax;
 		r.rip -= 2;
 		r.orig_rax = (unsigned long long)-1;
@@ -117,12 +109,12 @@ void arch_regs_to_leave(struct inject *in, struct arch_regs *out, bool *restarte
 }
 
 /* From the trampoline it returns to user space directly, where the kernel would have restarted on its way out. */
-void arch_resume_state(struct inject *in, struct arch_regs *out)
+void arch_resume_state(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out)
 {
 	bool restarted;
 	struct user_regs_struct *r = &out->r;
 
-	arch_regs_to_leave(in, out, &restarted);
+	arch_regs_to_leave(t, at_signal_stop, out, &restarted);
 	if ((long long)r->orig_rax >= 0 && restart_code((long long)r->rax)) {
 		r->rax = (long long)r->rax == -RESTART_RESTARTBLOCK ? SYS_restart_syscall : r->orig_rax;
 		r->rip -= 2;
@@ -161,7 +153,7 @@ uint64_t arch_tramp_data_at(uint64_t rsp)
 	return (rsp - RED_ZONE - sizeof(struct block)) & ~(uint64_t)15;
 }
 
-uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_regs *regs)
+uint64_t arch_tramp_arm(struct arch_thread *t, uint64_t tramp, const struct arch_regs *regs)
 {
 	const struct user_regs_struct *r = &regs->r;
 	struct block b = {
@@ -171,11 +163,11 @@ uint64_t arch_tramp_arm(struct inject *in, uint64_t tramp, const struct arch_reg
 	uint64_t at = arch_tramp_data_at(r->rsp);
 	uint64_t rip = r->rip;
 
-	return mem_write(in->tid, at, &b, sizeof b) && mem_write(in->tid, tramp + SLOT_AT, &rip, sizeof rip) ? at : 0;
+	return mem_write(t->tid, at, &b, sizeof b) && mem_write(t->tid, tramp + SLOT_AT, &rip, sizeof rip) ? at : 0;
 }
 
-void arch_tramp_refresh(struct inject *in)
+void arch_tramp_refresh(struct arch_thread *t)
 {
-	(void)in;                       /* the block holds registers only: nothing changes under it */
+	(void)t;                        /* the block holds registers only: nothing changes under it */
 }
 #endif

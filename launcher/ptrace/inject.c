@@ -70,15 +70,16 @@ bool inject_supported(void)
 
 static struct arch_regs *saved_regs(struct inject *in)
 {
-	return (struct arch_regs *)(void *)in->saved;
+	return &in->th.saved;
 }
 
 enum stop_kind { STOP_GONE, STOP_TRAP, STOP_GROUP, STOP_SYSCALL, STOP_SIGNAL, STOP_EXEC, STOP_TIMEOUT,
 		 STOP_ASKED, STOP_ERROR };
 
-bool inject_at_signal_stop(const struct inject *in)
+/* The registers to let it go with from the stop it is in (arch.h). */
+static void regs_to_leave(struct inject *in, struct arch_regs *r, bool *restarted)
 {
-	return in->last_stop == STOP_SIGNAL;
+	arch_regs_to_leave(&in->th, in->last_stop == STOP_SIGNAL, r, restarted);
 }
 
 /*
@@ -148,7 +149,7 @@ static int own_regs_back(struct inject *in)
 
 	if (!in->ours)
 		return 0;
-	arch_regs_to_leave(in, &own, &restarted);
+	regs_to_leave(in, &own, &restarted);
 	if ((err = arch_set_regs(in->tid, &own)))
 		return err;
 	in->ours = false;
@@ -227,7 +228,8 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 	}
 	in->seized = true;
 	in->t_stop = now_s();
-	arch_before_stop(in);
+	in->th.tid = tid;
+	arch_before_stop(&in->th);
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0)) {
 		err = -errno;
 		snprintf(why, whylen, "PTRACE_INTERRUPT: %s", strerror(-err));
@@ -239,7 +241,7 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 		return err;
 	if (err)
 		goto fail;
-	in->kernel_restarts = true;
+	in->th.kernel_restarts = true;
 	if ((err = arch_get_regs(tid, r))) {
 		if (err == -ENOEXEC)
 			snprintf(why, whylen, "it is not a 64-bit process (its registers are not %s's)", ARCH_NAME);
@@ -252,13 +254,13 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 		err = -ENOEXEC;
 		goto fail;
 	}
-	in->in_syscall = arch_in_syscall(in);
+	in->in_syscall = arch_in_syscall(&in->th);
 	/*
 	 * A call that the stop alone failed with EINTR goes back to run again
 	 * now, not only at the end: let go early (ksm-run killed), it restarts
 	 * too.  A signal's delivery gets the EINTR back (own_regs_back).
 	 */
-	if ((arch_regs_to_leave(in, &leave, &restarted), restarted) && arch_set_regs(tid, &leave) == 0)
+	if ((regs_to_leave(in, &leave, &restarted), restarted) && arch_set_regs(tid, &leave) == 0)
 		in->ours = true;
 	if (!(in->insn = trampoline_install(tid, why, whylen))) {
 		err = -ENOEXEC;
@@ -280,12 +282,12 @@ static int start_call(struct inject *in, long nr, const long args[6])
 	uint64_t sp;
 	int err;
 
-	arch_resume_state(in, &r);
+	arch_resume_state(&in->th, in->last_stop == STOP_SIGNAL, &r);
 	sp = arch_stack_pointer(&r);
 	if (sp != in->stack_checked && !trampoline_stack_ok(in->tid, sp))
 		return -EFAULT;
 	in->stack_checked = sp;
-	if (!(sp = arch_tramp_arm(in, in->insn, &r)))
+	if (!(sp = arch_tramp_arm(&in->th, in->insn, &r)))
 		return -EFAULT;
 	arch_point_at_call(&r, in->insn, sp, nr, args);
 	if ((err = arch_set_regs(in->tid, &r)))
@@ -308,7 +310,7 @@ static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 
 	if ((err = own_regs_back(in)))
 		return err;
-	arch_regs_to_leave(in, &put, &restarted);
+	regs_to_leave(in, &put, &restarted);
 	in->call_running = false;
 	in->signals_passed++;
 	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0))
@@ -324,11 +326,11 @@ static int yield_to_signal(struct inject *in, int sig, char *why, size_t whylen)
 	 * the kernel (ignored), and it is still in the same signal path.
 	 */
 	if (memcmp(&now, &put, sizeof now)) {
-		in->kernel_restarts = false;
-		in->before.known = false;
+		in->th.kernel_restarts = false;
+		in->th.before.known = false;
 	}
 	*saved_regs(in) = now;
-	in->in_syscall = arch_in_syscall(in);
+	in->in_syscall = arch_in_syscall(&in->th);
 	return 0;
 }
 
@@ -370,12 +372,12 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
 				goto ptrace_error;
 			if (!entered) {
 				entered = true;
-				in->kernel_restarts = false;    /* it left the first stop's signal path */
+				in->th.kernel_restarts = false; /* it left the first stop's signal path */
 				if ((err = resume(in, PTRACE_SYSCALL, 0)))
 					goto ptrace_error;
 				continue;
 			}
-			arch_tramp_refresh(in);
+			arch_tramp_refresh(&in->th);
 			test_pause();
 			/* Interrupted by a signal for it: delivered (below), then run again. */
 			if (restart_code(arch_call_result(&r)) && restarts++ < MAX_RESTARTS) {
@@ -479,7 +481,7 @@ int inject_end(struct inject *in)
 
 		if (in->last_stop == STOP_SYSCALL)
 			err = put_back(in);
-		arch_regs_to_leave(in, &leave, &restarted);
+		regs_to_leave(in, &leave, &restarted);
 		in->restarted |= restarted;
 		if (!err && arch_get_regs(in->tid, &now) == 0 && memcmp(&now, &leave, sizeof now))
 			err = arch_set_regs(in->tid, &leave);

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ptrace/restart.h"
+#include "ptrace/arch.h"
 
 /* Does this build know how to make another process call the kernel? */
 bool inject_supported(void);
@@ -39,7 +39,7 @@ struct inject {
 	bool call_running;              /* our call runs on our registers: it cannot be left */
 	uint64_t insn;                  /* address of the `syscall` instruction used (trampoline.h) */
 	uint64_t stack_checked;         /* the stack pointer whose room for the block was checked */
-	unsigned char saved[512];       /* its registers (the arch's struct), opaque here */
+	struct arch_thread th;          /* its registers and what the processor's side keeps (arch.h) */
 	double t_stop, t_go;            /* when it stopped and when it went on (now_s()) */
 	int signals_passed;             /* signals that arrived meanwhile, delivered as they came */
 	bool ours;                      /* registers other than its own are in it (inject.c) */
@@ -47,10 +47,6 @@ struct inject {
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
 	double wait_s;                  /* how long a stop that is not ours yet is waited for (0: 5 s) */
 	const sigset_t *stops;          /* pending, they end such a wait; or NULL */
-	struct blocked_call before;     /* the call it slept in before the stop, where the arch needs it */
-	bool kernel_restarts;           /* still in the first stop's signal path: let go, the kernel restarts */
-	bool restart_unsure;            /* aarch64: a call cut short that no record matched (arch_aarch64.c) */
-	uint64_t tramp_data;            /* where the trampoline's restore data was last written */
 };
 
 /*
@@ -87,9 +83,6 @@ int inject_syscall(struct inject *in, long nr, const long args[6], long *result,
  * twice.
  */
 int inject_end(struct inject *in);
-
-/* Is the stop it is in a signal's delivery?  (for arch.h: no restart then) */
-bool inject_at_signal_stop(const struct inject *in);
 
 /* How long the thread was stopped, in seconds (after inject_end). */
 double inject_stopped_for(const struct inject *in);
