@@ -27,9 +27,10 @@
  *    made it, counted in t->restart_unsure: were it nanosleep, it would
  *    sleep its whole time again.  A thread already in restart_syscall
  *    (x8 = 128) when ksm-run dies mid-call gets EINTR from it after the
- *    trampoline's rt_sigreturn: its first call cannot be known.  A signal delivered after the first
- *    stop's signal path restarts a rewound call after its handler even
- *    where the kernel would have failed it with EINTR (no SA_RESTART).
+ *    trampoline's rt_sigreturn: its first call cannot be known.  A
+ *    signal delivered after the first stop's signal path restarts a
+ *    rewound call after its handler even where the kernel would have
+ *    failed it with EINTR (ERESTARTSYS without SA_RESTART, ERESTARTNOHAND).
  *
  * The trampoline: aarch64 has no jump through memory, so its registers
  * cannot all be restored by loads without a scratch register.  Instead
