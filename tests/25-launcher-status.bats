@@ -23,12 +23,12 @@ load launcher_helpers
 @test "--status says the machine, and whether --attach works on it" {
 	local m want=false
 	m=$(uname -m)
-	[ "$m" != x86_64 ] || want=true
+	case $m in x86_64 | aarch64) want=true ;; esac
 	run -0 --separate-stderr "$KSM_RUN" --status
 	if $want; then
 		[[ $output == *"--attach on this machine ($m): yes"* ]]
 	else
-		[[ $output == *"--attach on this machine ($m): no: ksm-run makes a target call the kernel on x86_64 only"* ]]
+		[[ $output == *"--attach on this machine ($m): no: ksm-run makes a target call the kernel on x86_64 and aarch64 only"* ]]
 	fi
 	run -0 --separate-stderr "$KSM_RUN" --status --json
 	jq -e --arg m "$m" --argjson w "$want" '.machine == $m and .attach_supported == $w' <<<"$output"

@@ -402,7 +402,7 @@ int status_main(bool json)
 	printf("  named anonymous mappings: %s\n", probe_anon_names());
 	printf("  knobs writable: %s\n", access(KSM_SYSFS_DIR "/run", W_OK) ? "no (needs root)" : "yes");
 	printf("  --attach on this machine (%s): %s\n", machine(),
-	       target_supported() ? "yes" : "no: ksm-run makes a target call the kernel on x86_64 only");
+	       target_supported() ? "yes" : "no: ksm-run makes a target call the kernel on x86_64 and aarch64 only");
 	top_processes(page);
 	group_figures(gp);
 	tuning_text();
