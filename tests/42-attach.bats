@@ -654,47 +654,62 @@ read_sched() {
 	done
 }
 
+# sample_stops KIND NICE: one attach of WL_PID whose stops raise its
+# tracing thread as KIND says, sampled until it ends, then a detach;
+# in_stop, between and wrong count on (the test below).
+sample_stops() {
+	local kind=$1 n=$2 ksm t1 t2 s raised
+	# Stops of 600 ms or more (the pause), one call each, the target let run as long
+	# between: long enough to sample both under QEMU's TCG too.
+	KSM_RUN_TEST_INJECT_PAUSE_MS=600 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
+		"$KSM_RUN" --attach="$WL_PID" --allow=anon --stop-budget=0.0001 --no-wait \
+		>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
+	ksm=$!
+	BG_PIDS+=("$ksm")
+	while read_state "$ksm" && [ -n "$STATE" ] && [ "$STATE" != Z ]; do
+		read_tracer "$WL_PID" && t1=$TRACER
+		read_sched "$ksm" && s=$SCHED
+		read_tracer "$WL_PID" && t2=$TRACER
+		[ -n "$s" ] || continue         # no tracing thread (yet, or any more)
+		if [ "$kind" = fifo ]; then
+			[[ $s == "1 $n" ]] && raised=1 || raised=
+			[[ $s == "0 $n" || -n $raised ]] || wrong=$((wrong + 1))
+		else
+			[[ $s == "0 -20" ]] && raised=1 || raised=
+			[[ $s == "0 $n" || -n $raised ]] || wrong=$((wrong + 1))
+		fi
+		if [ "$t1" != 0 ] && [ "$t2" != 0 ]; then
+			[ -n "$raised" ] && in_stop=$((in_stop + 1))
+		elif [ "$t1" = 0 ] && [ "$t2" = 0 ]; then
+			# Between two stops (the raise and the seize are microseconds apart).
+			[ -n "$raised" ] && wrong=$((wrong + 1)) || between=$((between + 1))
+		fi
+	done
+	wait "$ksm"
+	grep -q "^$WL_PID (attachee): enabled, " "$BATS_TEST_TMPDIR/out"
+	run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
+}
+
 @test "each stop raises ksm-run's tracing thread (SCHED_FIFO, or nice -20) and puts it back before the target runs" {
-	local kind ksm t1 t2 s raised in_stop between wrong n
+	local kind try in_stop between wrong n
 	# ksm-run's niceness before a raise: 3 more than the test's own (CI's
 	# fresh root runs the suite at nice 10, where 3 was taken for 0 + 3).
 	n=$(($(nice) + 3))
 	((n <= 19)) || n=19
 	start_workload -- "$(attachee)" --regions=6 sleep 60
 	for kind in fifo nice; do
-		# Stops of 600 ms or more (the pause), one call each, the target let run as long
-		# between: long enough to sample both under QEMU's TCG too.
-		KSM_RUN_TEST_INJECT_PAUSE_MS=600 KSM_RUN_TEST_STOP_PRIORITY=$kind nice -n 3 \
-			"$KSM_RUN" --attach="$WL_PID" --allow=anon --stop-budget=0.0001 --no-wait \
-			>"$BATS_TEST_TMPDIR/out" 2>/dev/null &
-		ksm=$!
-		BG_PIDS+=("$ksm")
 		in_stop=0 between=0 wrong=0
-		while read_state "$ksm" && [ -n "$STATE" ] && [ "$STATE" != Z ]; do
-			read_tracer "$WL_PID" && t1=$TRACER
-			read_sched "$ksm" && s=$SCHED
-			read_tracer "$WL_PID" && t2=$TRACER
-			[ -n "$s" ] || continue         # no tracing thread (yet, or any more)
-			if [ "$kind" = fifo ]; then
-				[[ $s == "1 $n" ]] && raised=1 || raised=
-				[[ $s == "0 $n" || -n $raised ]] || wrong=$((wrong + 1))
-			else
-				[[ $s == "0 -20" ]] && raised=1 || raised=
-				[[ $s == "0 $n" || -n $raised ]] || wrong=$((wrong + 1))
-			fi
-			if [ "$t1" != 0 ] && [ "$t2" != 0 ]; then
-				[ -n "$raised" ] && in_stop=$((in_stop + 1))
-			elif [ "$t1" = 0 ] && [ "$t2" = 0 ]; then
-				# Between two stops (the raise and the seize are microseconds apart).
-				[ -n "$raised" ] && wrong=$((wrong + 1)) || between=$((between + 1))
-			fi
+		# A starved guest's sampler may see a stop or two at most in one
+		# attach (5.10's, beside three other guests: none for nice): it is
+		# attached to again, after a detach, until each kind was seen, at
+		# most 5 times; a wrong sample in any of them fails.
+		for try in 1 2 3 4 5; do
+			sample_stops "$kind" "$n"
+			if ((in_stop > 0 && between > 0)); then break; fi
 		done
-		wait "$ksm"
-		echo "$kind: raised in a stop $in_stop, as before between stops $between, wrong $wrong"
+		echo "$kind: raised in a stop $in_stop, as before between stops $between, wrong $wrong ($try attaches)"
 		[ "$wrong" = 0 ]
 		[ "$in_stop" -gt 0 ]
 		[ "$between" -gt 0 ]
-		grep -q "^$WL_PID (attachee): enabled, " "$BATS_TEST_TMPDIR/out"
-		run -0 "$KSM_RUN" --detach="$WL_PID" --allow=anon
 	done
 }
