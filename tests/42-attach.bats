@@ -312,7 +312,7 @@ undone_detaches() {
 @test "a target traced by strace is refused and left alone" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	local st
-	start_workload -- "$(attachee)" sleep 3
+	start_workload -- "$(attachee)" --until-bye sleep 1.5
 	strace -p "$WL_PID" -o /dev/null &
 	st=$!
 	BG_PIDS+=("$st")
@@ -321,7 +321,7 @@ undone_detaches() {
 	[[ $output == "$WL_PID (attachee): refused: it is traced by process $st (a debugger or strace): left alone" ]]
 	[ "$(tracer_of "$WL_PID")" = "$st" ]
 	merge_any_is "$WL_PID" no
-	finish_attachee
+	bye_attachee
 }
 
 @test "a target killed during the attach: it ended, not refused, and ksm-run goes on to the next" {
@@ -400,10 +400,10 @@ kill_in_pause() {
 	wait_workload sc
 	[ "$(wl_status sc)" = 0 ] || { cat "$(wl_err sc)" >&2; return 1; }
 	grep -q '^ok ' "$(wl_out sc)"
-	start_workload -- "$(attachee)" sleep 4
+	start_workload -- "$(attachee)" --until-bye sleep 1.5
 	wait_until 5 asleep "$WL_PID"
 	kill_in_pause "$WL_PID" --attach
-	finish_attachee
+	bye_attachee
 }
 
 # eintr_list_attached [ARG]...: each call of signal(7)'s EINTR-after-stop
@@ -546,11 +546,11 @@ eintr_list_attached() {
 @test "not root: --attach to root's process is refused with the reason and the fix; it is untouched" {
 	requires prctl          # the process-wide form, or ksm_stat's ksm_merge_any
 	stage_for_nobody
-	start_workload -- "$(attachee)" sleep 2
+	start_workload -- "$(attachee)" --until-bye sleep 1.5
 	run -1 as_nobody "$NB_KSM_RUN" --attach="$WL_PID" --no-wait
 	[[ $output == "$WL_PID (attachee): refused: not permitted to trace it: it belongs to another user"*"run ksm-run as root" ]]
 	merge_any_is "$WL_PID" no
-	finish_attachee
+	bye_attachee
 }
 
 @test "--attach=cgroup:PATH: every process of the cgroup" {

@@ -19,8 +19,8 @@
  *       prints "VFORKED" and waits for a line on stdin.
  *   awkward leader-exits SECONDS
  *       a thread sleeps SECONDS in one nanosleep (it must not be cut short)
- *       while the main thread calls pthread_exit; prints READY, at the end
- *       "merge=N" and "ok".
+ *       while the main thread calls pthread_exit; prints READY; after the
+ *       sleep it waits for a line on stdin, then prints "merge=N" and "ok".
  *   awkward churn MAX_MS
  *       prints READY, then forks children that each live a random 0 to
  *       MAX_MS ms and exit, about 20 at a time, until a line comes on stdin.
@@ -171,6 +171,7 @@ static void *sleeper(void *arg)
 	r = nanosleep(&req, NULL);
 	if (r)
 		fprintf(stderr, "awkward: nanosleep: %s\n", strerror(errno));
+	wait_stdin_line();              /* lives on until told: a slow machine's attaches come later */
 	printf("merge=%d\n", merge_flag());
 	if (!r)
 		printf("ok\n");
