@@ -681,7 +681,7 @@ sample_stops() {
 		if [ "$t1" != 0 ] && [ "$t2" != 0 ]; then
 			[ -n "$raised" ] && in_stop=$((in_stop + 1))
 		elif [ "$t1" = 0 ] && [ "$t2" = 0 ]; then
-			# Between two stops (the raise and the seize are microseconds apart).
+			# Between two stops: never raised (raised only while traced, inject.h).
 			[ -n "$raised" ] && wrong=$((wrong + 1)) || between=$((between + 1))
 		fi
 	done

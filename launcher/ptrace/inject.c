@@ -210,7 +210,8 @@ static int wait_trap(struct inject *in, char *why, size_t whylen, bool may_give_
 	}
 }
 
-int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, struct stopprio *prio,
+		 char *why, size_t whylen)
 {
 	struct arch_regs *r = saved_regs(in), leave;
 	bool restarted;
@@ -227,6 +228,9 @@ int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *st
 		return err;
 	}
 	in->seized = true;
+	/* Raised only while seized: from here until just before the detach (inject_end). */
+	if ((in->prio = prio))
+		stopprio_raise(prio);
 	in->t_stop = now_s();
 	in->th.tid = tid;
 	arch_before_stop(&in->th);
@@ -492,6 +496,8 @@ int inject_end(struct inject *in)
 		sig = in->last_sig;
 	else
 		sig = 0;
+	if (in->prio)
+		stopprio_restore(in->prio);     /* before the target runs on its own again */
 	in->t_go = now_s();
 	if (in->seized && ptrace(PTRACE_DETACH, in->tid, 0, (void *)(long)sig) && !err)
 		err = -errno;
@@ -508,10 +514,12 @@ bool inject_supported(void)
 	return false;
 }
 
-int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen)
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, struct stopprio *prio,
+		 char *why, size_t whylen)
 {
 	(void)wait_s;
 	(void)stops;
+	(void)prio;
 	memset(in, 0, sizeof *in);
 	in->tid = tid;
 	snprintf(why, whylen, "--attach is supported on x86_64 and aarch64 only");

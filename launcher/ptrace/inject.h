@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "ptrace/arch.h"
+#include "ptrace/stopprio.h"
 
 /* Does this build know how to make another process call the kernel? */
 bool inject_supported(void);
@@ -47,6 +48,7 @@ struct inject {
 	int last_stop, last_sig;        /* the kind of the stop it is in (inject.c), its signal */
 	double wait_s;                  /* how long a stop that is not ours yet is waited for (0: 5 s) */
 	const sigset_t *stops;          /* pending, they end such a wait; or NULL */
+	struct stopprio *prio;          /* raised while it is seized (inject_begin); or NULL */
 };
 
 /*
@@ -62,8 +64,13 @@ struct inject {
  * it exec'd; -ETIMEDOUT it did not stop; -EINTR a stop signal came first),
  * and the thread is left as it was, or for the last two still seized
  * until this thread of ksm-run ends.
+ * PRIO (NULL: none) raises this thread of ksm-run (stopprio.h) from just
+ * after the seize until just before the thread is let go (inject_end), so
+ * that the thread is never raised while the target is not traced, nor
+ * while it runs on its own again.
  */
-int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, char *why, size_t whylen);
+int inject_begin(struct inject *in, pid_t tid, double wait_s, const sigset_t *stops, struct stopprio *prio,
+		 char *why, size_t whylen);
 
 /*
  * In the stopped thread, runs system call NR with ARGS (six, unused ones

@@ -1,7 +1,7 @@
 /*
  * stopprio.h - the scheduling priority of ksm-run's tracing thread while a
- * target is stopped (stopprio.c): raised just before the target is seized,
- * put back as it was once the target is let go, so that a busy host's other
+ * target is stopped (stopprio.c): raised just after the target is seized,
+ * put back as it was just before it is let go (inject.h), so that a busy host's other
  * work does not stand between a stop and the tracer that ends it.  The
  * calling thread only, never the target; when not permitted, nothing
  * changes and nothing is said here (the caller may: the daemon's agent

@@ -518,9 +518,10 @@ void stops_run(const struct pin *pin, const struct target_plan *plan, struct pla
 		/* Between stops, INT and TERM end the attach. */
 		if (stops_interrupted(plan, r))
 			break;
-		stopprio_raise(&prio);  /* from the seize until it is let go, on every path */
+		/* Raised from the seize until it is let go (inject.h), and restored here on every path. */
+		err = inject_begin(&e.in, r->tid, plan->stop_wait_s, plan->stops, &prio, r->why, sizeof r->why);
 		r->raise_refused = r->raise_refused ? r->raise_refused : prio.refused;
-		if ((err = inject_begin(&e.in, r->tid, plan->stop_wait_s, plan->stops, r->why, sizeof r->why))) {
+		if (err) {
 			stopprio_restore(&prio);
 			if (e.in.t_go > 0)      /* seized, stopped and let go: a stop all the same */
 				count_stop(&e);
