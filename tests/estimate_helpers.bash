@@ -35,11 +35,12 @@ with open("/proc/kpageflags", "rb") as kpf:
     for pid in filter(None, sys.argv[1].split(",")):
         try:
             with open(f"/proc/{pid}/maps") as f:
-                ranges = [[int(x, 16) for x in l.split()[0].split("-")] for l in f]
+                # Not x86-64's vsyscall page, past the pagemap's end; named,
+                # not by address: aarch64's mappings lie above 2^47 too.
+                ranges = [[int(x, 16) for x in l.split()[0].split("-")] for l in f
+                          if not l.rstrip().endswith("[vsyscall]")]
             with open(f"/proc/{pid}/pagemap", "rb") as pm:
                 for a, b in ranges:
-                    if a >= 1 << 47:
-                        continue        # the vsyscall page
                     pm.seek(a // page * 8)
                     for (e,) in struct.iter_unpack("<Q", pm.read((b - a) // page * 8)):
                         if not e >> 63:
