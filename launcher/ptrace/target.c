@@ -202,13 +202,11 @@ static int plan_ranges(const struct pin *pin, const struct target_plan *plan, st
 static void refuse_execd(pid_t pid, const struct target_plan *plan, struct target_result *r)
 {
 	struct ksmenable_stat st;
-	int flag;
+	int flag = 0;                   /* the new program's: 1, 0, -1 unknown */
 
-	if (!plan->process_wide || plan->disable || !r->calls) {
-		target_refuse(r, "%s", pin_reason(PIN_EXECD));
-		return;
-	}
-	flag = ksm_proc_stat(pid, &st) ? -1 : ksm_proc_merge_any(pid, &st);
+	/* Only a prctl of ours that was made can have set it. */
+	if (plan->process_wide && !plan->disable && r->calls)
+		flag = ksm_proc_stat(pid, &st) ? -1 : ksm_proc_merge_any(pid, &st);
 	if (flag == 0) {
 		target_refuse(r, "%s", pin_reason(PIN_EXECD));
 		return;
