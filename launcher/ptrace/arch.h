@@ -29,7 +29,10 @@ struct arch_regs {
 };
 
 #elif defined(__aarch64__)
-#include <asm/ptrace.h>
+/* sys/user.h, not the kernel's asm/ptrace.h, which musl-gcc has not: glibc
+ * and musl both name the NT_PRSTATUS and NT_PRFPREG sets there, laid out as
+ * the kernel's user_pt_regs and user_fpsimd_state. */
+#include <sys/user.h>
 
 #define ARCH_INJECTS 1
 #define ARCH_NAME "aarch64"
@@ -37,7 +40,7 @@ struct arch_regs {
 #define ARCH_SYSCALL_LEN 4              /* `svc #0` */
 
 struct arch_regs {
-	struct user_pt_regs r;          /* NT_PRSTATUS */
+	struct user_regs_struct r;      /* NT_PRSTATUS */
 	int64_t syscallno;              /* NT_ARM_SYSTEM_CALL: -1 outside a call (no padding to compare) */
 };
 

@@ -54,12 +54,20 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <asm/sigcontext.h>
 
 #include "ptrace/arch.h"
 #include "ptrace/mem.h"
 #include "ptrace/restart.h"
 #include "common/files.h"
+
+/* The processor state's bits that glibc has from the kernel's asm/ptrace.h
+ * and musl has not (arch/arm64/include/uapi/asm/ptrace.h). */
+#ifndef PSR_MODE32_BIT
+#define PSR_MODE32_BIT 0x00000010
+#endif
+#ifndef PSR_BTYPE_MASK
+#define PSR_BTYPE_MASK 0x00000c00
+#endif
 
 #define SVC_0 0xd4000001u               /* svc #0 */
 #define STACK_MARGIN 128                /* no red zone in the ABI; kept all the same */
@@ -106,6 +114,8 @@ _Static_assert(offsetof(struct frame_ucontext, uc_mcontext) == 176, "ucontext la
 _Static_assert(offsetof(struct rt_frame, uc) == 128, "rt_sigframe layout");
 _Static_assert(offsetof(struct sigcontext, __reserved) == 288, "sigcontext layout");
 _Static_assert(sizeof(struct fpsimd_context) == 528, "fpsimd_context layout");
+_Static_assert(sizeof(struct user_regs_struct) == 34 * 8, "NT_PRSTATUS layout");
+_Static_assert(sizeof(struct user_fpsimd_struct) == 528, "NT_PRFPREG layout");
 
 /* What of the frame is written: up to the fpsimd record and the terminator after it. */
 #define FRAME_USED (offsetof(struct rt_frame, uc.uc_mcontext.__reserved) + sizeof(struct fpsimd_context) + \
@@ -143,7 +153,7 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 
 bool arch_native(const struct arch_regs *r, char *why, size_t whylen)
 {
-	if (!(r->r.pstate & PSR_MODE32_BIT))   /* uapi asm/ptrace.h, as PSR_BTYPE_MASK */
+	if (!(r->r.pstate & PSR_MODE32_BIT))
 		return true;
 	snprintf(why, whylen, "it is not a 64-bit process (an AArch32 task, pstate %#llx)",
 		 (unsigned long long)r->r.pstate);
@@ -165,7 +175,7 @@ static bool svc_at(pid_t tid, uint64_t pc)
 enum cut { CUT_NONE, CUT_REWOUND, CUT_EINTR, CUT_UNSURE };
 
 /* What the stop did to a call it cut short, by the record read before it (see the top). */
-static enum cut cut_short(struct arch_thread *t, const struct user_pt_regs *s)
+static enum cut cut_short(struct arch_thread *t, const struct user_regs_struct *s)
 {
 	const struct blocked_call *b = &t->before;
 
@@ -190,7 +200,7 @@ bool arch_in_syscall(struct arch_thread *t)
 static void leave(struct arch_thread *t, bool at_signal_stop, struct arch_regs *out, bool *restarted,
 		  bool kernel_restarts)
 {
-	struct user_pt_regs *r = &out->r;
+	struct user_regs_struct *r = &out->r;
 	const struct blocked_call *b = &t->before;
 	enum cut cut;
 
@@ -231,7 +241,7 @@ void arch_resume_state(struct arch_thread *t, bool at_signal_stop, struct arch_r
 
 void arch_point_at_call(struct arch_regs *out, uint64_t insn, uint64_t sp, long nr, const long args[6])
 {
-	struct user_pt_regs *r = &out->r;
+	struct user_regs_struct *r = &out->r;
 
 	r->sp = sp;
 	r->pc = insn;
@@ -279,7 +289,7 @@ static bool blocked_mask(pid_t tid, uint64_t *mask)
 uint64_t arch_tramp_arm(struct arch_thread *t, uint64_t tramp, const struct arch_regs *regs)
 {
 	static struct rt_frame f;
-	struct user_fpsimd_state fp;
+	struct user_fpsimd_struct fp;
 	struct fpsimd_context *fc = (struct fpsimd_context *)(void *)f.uc.uc_mcontext.__reserved;
 	struct _aarch64_ctx *end = (struct _aarch64_ctx *)(void *)(fc + 1);
 	uint64_t at = arch_tramp_data_at(regs->r.sp), mask;
