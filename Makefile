@@ -172,8 +172,11 @@ unit: $(UNITS)
 	@for t in $(UNITS); do echo "unit: $$t"; $$t || exit 1; done
 
 # The musl build of the library and test programs, used by tests/*musl*.bats.
+# Debian's gcc calls libgcc's outline atomics on aarch64, whose
+# initialiser needs glibc's __getauxval: inline ones for musl.
+MUSL_CC := musl-gcc$(if $(filter aarch64,$(shell uname -m)), -mno-outline-atomics)
 musl:
-	$(MAKE) CC=musl-gcc O=build/musl-gcc all progs
+	$(MAKE) CC="$(MUSL_CC)" O=build/musl-gcc all progs
 
 progs: $(PROGS)
 
@@ -297,7 +300,8 @@ check-guest:
 # --- make check-kernels: the kernel-facing files on the kernels CI does not run. ---
 #
 # One image holds them all (tests/guest-run --kernel); a guest of each
-# kernel runs every GUEST_TESTS file, all guests at once, and each one's
+# kernel runs every GUEST_TESTS file and the musl build's (14-musl, which
+# proves it builds and runs on arm64 too), all guests at once, and each one's
 # result becomes its row of tests/kernels.md (tests/helpers/kernel-record): the
 # kernel and machine, passed and failed, what was not applicable and why,
 # the commit and the date.  Commit tests/kernels.md after a run.  6.1 is CI's
@@ -307,7 +311,7 @@ check-guest:
 # to two hours.  The status is the first kernel's that failed.
 MATRIX_KERNELS ?= 6.12 5.10 arm64
 MATRIX_RUN = echo "\# uname: $$(uname -r) $$(uname -m)"; echo "\# commit: $$(git rev-parse --short=12 HEAD)"; \
-	$(GUEST_RUN) $(GUEST_TESTS)
+	$(GUEST_RUN) $(GUEST_TESTS) tests/14-musl.bats
 .PHONY: check-kernels print-matrix-kernels
 print-matrix-kernels:
 	@echo $(MATRIX_KERNELS)
