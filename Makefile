@@ -129,6 +129,11 @@ $(O)/tests/ksmframes: tests/progs/ksmframes.c launcher/common/present.c launcher
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ilauncher $(WARN) -std=c11 -O1 -g -pthread -o $@ $(filter %.c,$^)
 
+# bare has no C library and maps nothing of its own (its comment says why).
+$(O)/tests/bare: tests/progs/bare.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) -std=c11 -O1 -g -static -nostdlib -fno-stack-protector -o $@ $<
+
 # sighost's lock functions stand in front of libc's for the preloaded library.
 $(O)/tests/sighost: PROG_LDFLAGS = -rdynamic
 

@@ -33,7 +33,7 @@ static const struct kfeature_info table[KF_COUNT] = {
 	[KF_ZERO_PAGES] = { "ksm_zero_pages", "ksm_zero_pages", "6.10",
 		"zero pages merged under use_zero_pages are not counted apart" },
 	[KF_MERGE_ANY_STAT] = { "ksm_merge_any", "ksm_stat's ksm_merge_any and ksm_mergeable", "6.14",
-		"a command's process-wide flag is told by its regions (a mergeable heap or anonymous region: on); "
+		"a command's process-wide flag is told by its regions (a mergeable private region, anonymous or a file's: on); "
 		"the agent's census counts a process once ksmd has scanned it" },
 	[KF_KPAGEFLAGS_KSM] = { "kpageflags_ksm", "/proc/kpageflags' KSM flag, on KSM pages alone", NULL,
 		"this kernel flags every anonymous page KSM (seen on Debian 13's 6.12): what a command saved "

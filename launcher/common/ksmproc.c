@@ -40,15 +40,16 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st)
 	return 0;
 }
 
-struct anon_regions {
+struct private_regions {
 	int mergeable, not;
 };
 
-static int count_anon(const struct region *r, void *arg)
+/* The regions the flag makes mergeable: private memory, a file's included (not the stack). */
+static int count_private(const struct region *r, void *arg)
 {
-	struct anon_regions *a = arg;
+	struct private_regions *a = arg;
 
-	if (r->cls == REGION_ANON || r->cls == REGION_HEAP) {
+	if (r->cls == REGION_ANON || r->cls == REGION_ANON_NAMED || r->cls == REGION_HEAP || r->cls == REGION_FILE) {
 		if (r->mergeable == 1)
 			a->mergeable++;
 		else
@@ -76,9 +77,9 @@ int ksm_proc_merge_any(pid_t pid, const struct ksmenable_stat *st)
 int ksm_smaps_merge_any(const char *path)
 {
 	char buf[16384];
-	struct anon_regions a = { 0, 0 };
+	struct private_regions a = { 0, 0 };
 
-	if (maps_for_each(path, buf, sizeof buf, count_anon, &a) != 0)
+	if (maps_for_each(path, buf, sizeof buf, count_private, &a) != 0)
 		return -1;
 	if (a.mergeable)
 		return 1;

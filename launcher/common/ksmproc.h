@@ -24,11 +24,13 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st);
 
 /*
  * PID's process-wide merge flag, told by its regions where ksm_stat has no
- * ksm_merge_any line (before 6.14): the flag makes each anonymous region
- * made after it mergeable (smaps VmFlags "mg"; not the stack and bss that
- * exec made before it took over the flag).  1 when a heap or anonymous
- * region is mergeable (a program that advised one itself reads the same),
- * 0 when none is, -1 when there is none or smaps cannot be read.
+ * ksm_merge_any line (before 6.14): the flag makes each private region
+ * mergeable (smaps VmFlags "mg"), a file's as well as anonymous memory,
+ * the program's own image included after an exec that kept the flag (not
+ * the stack that exec made before the image was mapped).  1 when a
+ * private region (anonymous, heap or a file's) is mergeable (a program
+ * that advised one itself reads the same), 0 when none is, -1 when there
+ * is none or smaps cannot be read.
  */
 int ksm_proc_merge_any_by_regions(pid_t pid);
 

@@ -61,7 +61,7 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 	if (plan->process_wide && r->merge_any < 0) {
 		/*
 		 * ksm_stat has no such lines (before 6.14): the flag set makes
-		 * every anonymous region mergeable, and cleared, none.
+		 * every private region mergeable, and cleared, none.
 		 */
 		int any;
 
