@@ -245,6 +245,26 @@ action = off"
 	[ "$(wl_status on)" = 0 ]
 }
 
+# Before 6.14 the flag is told by the regions, which a process advised
+# region by region reads the same as; the off plan took it for the flag,
+# unmerged only the regions with merged pages and cleared a flag that was
+# not set: the rest stayed mergeable, and the readback called that a
+# thread switching it back.
+@test "action = off, told by the regions (played before 6.14): a process advised region by region keeps none mergeable" {
+	requires prctl
+	start_workload on -- "$(attachee)" sleep 30
+	"$KSM_RUN" --attach="$(wl_pid on)" --no-wait --allow=anon,heap >/dev/null
+	merge_any_is "$(wl_pid on)" no
+	[ "$(anon_mergeable_regions "$(wl_pid on)")" -gt 0 ]
+	policy "[rule off]
+exe = $(attachee)
+action = off"
+	AGENT_WRAP="env KSM_RUN_TEST_KERNEL_LACKS=ksm_merge_any" start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule off: $(wl_pid on) (attachee): disabled" || { cat "$(wl_err daemon)"; return 1; }
+	! grep '^VmFlags:.* mg' "/proc/$(wl_pid on)/smaps"
+	merge_any_is "$(wl_pid on)" no
+}
+
 @test "a process that execs into a program a rule names is enabled after the exec" {
 	policy "[rule test]
 exe = $(attachee)

@@ -54,8 +54,13 @@ static int plan_region(const struct region *g, void *arg)
 	const struct target_plan *p = ps->plan;
 	bool want;
 
+	/*
+	 * The flag's clearing unmerges the rest at no cost, where the flag was
+	 * on.  Before 6.14 it was told by the regions, which a program's own
+	 * madvise reads the same as: every mergeable region, lest one stay.
+	 */
 	if (p->process_wide && p->disable)
-		want = g->mergeable == 1 && g->ksm_kb != 0;    /* the flag's clearing unmerges the rest at no cost */
+		want = g->mergeable == 1 && (g->ksm_kb != 0 || !kfeature_present(KF_MERGE_ANY_STAT));
 	else if (p->process_wide)
 		want = g->vmflags >= 0 && region_is_secret(g) && g->cls != REGION_SHARED && g->cls != REGION_SPECIAL;
 	else if ((want = region_selected(p->sel, g)))
@@ -141,8 +146,8 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 		return false;
 	}
 	pin_path(path, sizeof path, pin, "ksm_stat");
-	if (ksm_stat_parse(path, &st) == 0) {
-		r->merge_any = st.merge_any;
+	if (ksm_stat_parse(path, &st) == 0 && kfeature_present(KF_MERGE_ANY_STAT)) {
+		r->merge_any = st.merge_any;    /* not where played absent (kfeature.c) */
 		r->mergeable = st.mergeable;
 	}
 	if (plan->process_wide && r->merge_any == (plan->disable ? 0 : 1)) {
