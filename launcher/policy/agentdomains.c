@@ -9,10 +9,12 @@
  * machine's census (census.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/files.h"
+#include "common/msg.h"
 #include "common/text.h"
 #include "policy/agent.h"
 #include "policy/domain.h"
@@ -36,14 +38,34 @@ bool agent_enabled_in(const struct agent *a, const char *domain)
 	return false;
 }
 
-/* The census of the machine's mergeable processes, taken again when older than SECONDS. */
+static int by_pid(const void *x, const void *y)
+{
+	pid_t a = ((const struct census_proc *)x)->pid, b = ((const struct census_proc *)y)->pid;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The census of the machine's mergeable processes, taken again when older
+ * than SECONDS.  What the agent enabled counts whatever ksmd has reached.
+ */
 void agent_census_fresh(struct agent *a, double seconds)
 {
 	struct census old = a->census;
+	struct census_proc *mine;
+	size_t n = 0;
+	int r;
 
 	if (now_s() - a->census.when < seconds)
 		return;
-	if (census_take(&a->census, getpid()) < 0) {
+	mine = xcalloc(a->nprocs + 1, sizeof *mine);
+	for (size_t i = 0; i < a->nprocs; i++)
+		if (a->procs[i].enabled)
+			mine[n++] = (struct census_proc){ a->procs[i].pid, a->procs[i].start };
+	qsort(mine, n, sizeof *mine, by_pid);       /* a scan under way appends records unsorted */
+	r = census_take(&a->census, getpid(), &(struct census_known){ mine, n });
+	free(mine);
+	if (r < 0) {
 		a->census = old;
 		return;
 	}

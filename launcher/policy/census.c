@@ -26,6 +26,24 @@ static bool mergeable(pid_t pid)
 	return st.mergeable < 0 && (st.rmap_items > 0 || st.merging_pages > 0);
 }
 
+/* Is PID, started at START, one of KNOWN? */
+static bool is_known(const struct census_known *known, pid_t pid, unsigned long long start)
+{
+	size_t lo = 0, hi = known ? known->n : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (known->p[mid].pid == pid)
+			return known->p[mid].start == start;
+		if (known->p[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 /* DOMAIN's entry, made with no process if new; NULL when there is no room (counted in MORE). */
 static struct census_domain *entry(struct census *c, const char *domain, pid_t pid)
 {
@@ -66,7 +84,7 @@ void census_note(struct census *c, const char *domain, pid_t pid)
 	}
 }
 
-int census_take(struct census *c, pid_t skip)
+int census_take(struct census *c, pid_t skip, const struct census_known *known)
 {
 	struct dirent *e;
 	DIR *d = opendir("/proc");
@@ -82,7 +100,8 @@ int census_take(struct census *c, pid_t skip)
 
 		if (parse_ll(e->d_name, 1, INT_MAX, &pid) || pid == skip)
 			continue;
-		if (proc_stat_read((pid_t)pid, &st) || (st.flags & PROC_PF_KTHREAD) || !mergeable((pid_t)pid))
+		if (proc_stat_read((pid_t)pid, &st) || (st.flags & PROC_PF_KTHREAD) ||
+		    (!is_known(known, (pid_t)pid, st.starttime) && !mergeable((pid_t)pid)))
 			continue;
 		proc_facts_init((pid_t)pid, &f);
 		if (domain_of_process(&f, domain, sizeof domain))

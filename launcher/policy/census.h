@@ -17,6 +17,7 @@
 #define KSMRUN_POLICY_CENSUS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "policy/domain.h"
@@ -39,10 +40,27 @@ struct census {
 };
 
 /*
- * Every process of /proc but SKIP (the agent itself) and kernel threads;
- * 0, or -1 when /proc cannot be listed (*C then says nothing).
+ * The processes known mergeable beside what the kernel shows: those the
+ * agent enabled, which before 6.14 the kernel shows only once ksmd has
+ * scanned them (a census that left them out took a domain away again).
+ * Sorted by PID.
  */
-int census_take(struct census *c, pid_t skip);
+struct census_proc {
+	pid_t pid;
+	unsigned long long start;       /* proc_stat's starttime: a PID reused is another */
+};
+
+struct census_known {
+	const struct census_proc *p;
+	size_t n;
+};
+
+/*
+ * Every process of /proc but SKIP (the agent itself) and kernel threads,
+ * counted where the kernel or KNOWN (NULL: none) says it is mergeable; 0,
+ * or -1 when /proc cannot be listed (*C then says nothing).
+ */
+int census_take(struct census *c, pid_t skip, const struct census_known *known);
 
 /*
  * The agent just made PID of DOMAIN mergeable: the domain is in the census
