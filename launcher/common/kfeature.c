@@ -34,7 +34,7 @@ static const struct kfeature_info table[KF_COUNT] = {
 		"zero pages merged under use_zero_pages are not counted apart" },
 	[KF_MERGE_ANY_STAT] = { "ksm_merge_any", "ksm_stat's ksm_merge_any and ksm_mergeable", "6.14",
 		"a command's process-wide flag is told by its regions (a mergeable private region, anonymous or a file's: on); "
-		"the agent's census counts a process once ksmd has scanned it" },
+		"the agent's census counts a process once ksmd has scanned it or the agent enabled it" },
 	[KF_KPAGEFLAGS_KSM] = { "kpageflags_ksm", "/proc/kpageflags' KSM flag, on KSM pages alone", NULL,
 		"this kernel flags every anonymous page KSM (seen on Debian 13's 6.12): what a command saved "
 		"is not counted by page frame, and --estimate takes a frame mapped twice for fork's sharing" },
