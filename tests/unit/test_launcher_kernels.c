@@ -168,5 +168,38 @@ static void test_no_merge_flag_before_prctl(void)
 	unsetenv("KSM_RUN_TEST_KERNEL_LACKS");
 }
 
-UNIT_MAIN(UNIT_TEST(test_no_merge_flag_before_prctl), UNIT_TEST(test_formula_matches_the_kernel),
+/*
+ * A static program exec'd with the process-wide flag on (recorded on 6.18
+ * from tests/progs/bare under the library's prctl): it has mapped nothing
+ * of its own, and only its image's regions, which exec mapped after taking
+ * the flag over, are mergeable.  Before 6.14 that is how the flag is told.
+ */
+#define EXECD_FLAG_KEPT "tests/unit/data/execd-flag-kept.smaps"
+
+static void test_flag_told_by_a_files_regions(void)
+{
+	char path[] = "/tmp/ksmenable-unit-smaps.XXXXXX", line[512];
+	FILE *in = fopen(EXECD_FLAG_KEPT, "r"), *out;
+	int fd = mkstemp(path);
+
+	CHECK(in != NULL && fd >= 0);
+	if (!in || fd < 0)
+		return;
+	CHECK(ksm_smaps_merge_any(EXECD_FLAG_KEPT) == 1);
+	/* The same with every "mg" taken out: off. */
+	out = fdopen(fd, "w");
+	while (fgets(line, sizeof line, in)) {
+		char *mg = strstr(line, " mg");
+
+		if (!strncmp(line, "VmFlags:", 8) && mg)
+			memmove(mg, mg + 3, strlen(mg + 3) + 1);
+		fputs(line, out);
+	}
+	fclose(in);
+	fclose(out);
+	CHECK(ksm_smaps_merge_any(path) == 0);
+	unlink(path);
+}
+
+UNIT_MAIN(UNIT_TEST(test_flag_told_by_a_files_regions), UNIT_TEST(test_no_merge_flag_before_prctl), UNIT_TEST(test_formula_matches_the_kernel),
 	  UNIT_TEST(test_sampler_on_each_kernel), UNIT_TEST(test_absent_counters_say_since_when))
