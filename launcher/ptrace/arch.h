@@ -29,9 +29,11 @@ struct arch_regs {
 };
 
 #elif defined(__aarch64__)
-/* sys/user.h, not the kernel's asm/ptrace.h, which musl-gcc has not: glibc
+/*
+ * sys/user.h, not the kernel's asm/ptrace.h, which musl-gcc has not: glibc
  * and musl both name the NT_PRSTATUS and NT_PRFPREG sets there, laid out as
- * the kernel's user_pt_regs and user_fpsimd_state. */
+ * the kernel's user_pt_regs and user_fpsimd_state.
+ */
 #include <sys/user.h>
 
 #define ARCH_INJECTS 1

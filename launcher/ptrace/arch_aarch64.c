@@ -60,8 +60,7 @@
 #include "ptrace/restart.h"
 #include "common/files.h"
 
-/* The processor state's bits that glibc has from the kernel's asm/ptrace.h
- * and musl has not (arch/arm64/include/uapi/asm/ptrace.h). */
+/* The processor state's bits that musl lacks (uapi asm/ptrace.h; glibc has it). */
 #ifndef PSR_MODE32_BIT
 #define PSR_MODE32_BIT 0x00000010
 #endif
