@@ -248,8 +248,7 @@ action = off"
 # Before 6.14 the flag is told by the regions, which a process advised
 # region by region reads the same as; the off plan took it for the flag,
 # unmerged only the regions with merged pages and cleared a flag that was
-# not set: the rest stayed mergeable, and the readback called that a
-# thread switching it back.
+# not set: the rest stayed mergeable.
 @test "action = off, told by the regions (played before 6.14): a process advised region by region keeps none mergeable" {
 	requires prctl
 	start_workload on -- "$(attachee)" sleep 30
@@ -591,9 +590,10 @@ action = prctl"
 }
 
 # The same, deterministic: on 6.12 the agent saw the exec before the new
-# program had mapped anything, so no region showed the flag.  The agent
-# set it on the program before, and the kernel keeps it across an exec.
-@test "the same, played, for a new program that has mapped nothing yet: the agent knows the flag it set before the exec" {
+# program had mapped anything of its own, and its anonymous regions, all
+# the reading looked at, showed no flag.  The program's image, which exec
+# maps after it takes the kept flag over, shows it.
+@test "the same, played, for a new program that has mapped nothing yet: its image's regions tell the flag" {
 	requires prctl cmd:jq
 	AGENT_WRAP="env KSM_RUN_TEST_KERNEL_LACKS=ksm_merge_any" setgid_exec_case bare
 }
