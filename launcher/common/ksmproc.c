@@ -33,10 +33,15 @@ int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st)
 		return by_frames(pid, st);
 	}
 	snprintf(path, sizeof path, "/proc/%d/ksm_stat", (int)pid);
+	return ksm_stat_at(path, st);
+}
+
+int ksm_stat_at(const char *path, struct ksmenable_stat *st)
+{
 	if (ksm_stat_parse(path, st))
 		return -1;
 	if (!kfeature_present(KF_MERGE_ANY_STAT))
-		st->merge_any = st->mergeable = -1;     /* as read, or played absent (kfeature.c) */
+		st->merge_any = st->mergeable = -1;     /* as read, or played absent */
 	return 0;
 }
 

@@ -23,6 +23,13 @@
 int ksm_proc_stat(pid_t pid, struct ksmenable_stat *st);
 
 /*
+ * The ksm_stat file at PATH (a pinned process's, say) into *ST, with
+ * ksm_merge_any and ksm_mergeable -1 where the kernel has no such lines or
+ * the suite plays one without them (kfeature.c).  0, or -1 unread.
+ */
+int ksm_stat_at(const char *path, struct ksmenable_stat *st);
+
+/*
  * PID's process-wide merge flag, told by its regions where ksm_stat has no
  * ksm_merge_any line (before 6.14): the flag makes each private region
  * mergeable (smaps VmFlags "mg"), a file's as well as anonymous memory,

@@ -7,7 +7,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "common/kfeature.h"
 #include "common/ksmproc.h"
 #include "ksmstat.h"
 #include "maps.h"
@@ -52,12 +51,10 @@ void stops_read_back(const struct pin *pin, const struct target_plan *plan, stru
 	int wrong = 0;
 
 	pin_path(path, sizeof path, pin, "ksm_stat");
-	if (ksm_stat_parse(path, &st) == 0) {
+	if (ksm_stat_at(path, &st) == 0) {
 		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
 	}
-	if (!kfeature_present(KF_MERGE_ANY_STAT))
-		r->merge_any = r->mergeable = -1;       /* as read, or played absent (kfeature.c) */
 	if (plan->process_wide && r->merge_any < 0) {
 		/*
 		 * ksm_stat has no such lines (before 6.14): the flag set makes

@@ -39,6 +39,7 @@
 #include "common/procfs.h"
 #include "common/stopsig.h"
 #include "kernel_abi.h"
+#include "common/ksmproc.h"
 #include "ksmstat.h"
 
 #define FIRST_CHUNK (2UL << 20)         /* merged bytes unmerged before anything is measured */
@@ -242,7 +243,7 @@ static int merge_flag_is(const struct pin *pin, int want)
 	struct ksmenable_stat st;
 
 	pin_path(path, sizeof path, pin, "ksm_stat");
-	if (ksm_stat_parse(path, &st) || st.merge_any < 0)
+	if (ksm_stat_at(path, &st) || st.merge_any < 0)
 		return -1;
 	return st.merge_any == want;
 }

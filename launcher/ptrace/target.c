@@ -146,8 +146,8 @@ static bool may_touch(const struct pin *pin, const struct target_plan *plan, str
 		return false;
 	}
 	pin_path(path, sizeof path, pin, "ksm_stat");
-	if (ksm_stat_parse(path, &st) == 0 && kfeature_present(KF_MERGE_ANY_STAT)) {
-		r->merge_any = st.merge_any;    /* not where played absent (kfeature.c) */
+	if (ksm_stat_at(path, &st) == 0) {
+		r->merge_any = st.merge_any;
 		r->mergeable = st.mergeable;
 	}
 	if (plan->process_wide && r->merge_any == (plan->disable ? 0 : 1)) {
