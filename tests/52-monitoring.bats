@@ -60,14 +60,19 @@ foreign() {
 			s && /exp_labels/ { ok = 1 } END { exit !ok }' "$MON/ksmenable.rules.test.yml" ||
 			{ echo "no test where $alert fires"; return 1; }
 	done
-	[ "$(grep -c '^ *- alert: ' "$MON/ksmenable.rules.yml")" = 5 ]
+	[ "$(grep -c '^ *- alert: ' "$MON/ksmenable.rules.yml")" = 7 ]
 }
 
 @test "a broken rule fails the unit tests: they judge the rules, not only run" {
 	local d=$BATS_TEST_TMPDIR/mutant
 	mkdir "$d"
 	cp "$MON"/ksmenable.rules*.yml "$d"
-	sed -i 's/ksmenable_security_domains > 1/ksmenable_security_domains > 0/' "$d/ksmenable.rules.yml"
+	sed -i 's/ksmenable_security_domains_unaccepted > 1/ksmenable_security_domains_unaccepted > 0/' "$d/ksmenable.rules.yml"
+	run -1 promtool test rules "$d/ksmenable.rules.test.yml"
+	[[ $output == *KsmenableCrossDomainMerging* ]]
+	# The rule before issue 33, which fired for domains that the policy accepted.
+	cp "$MON/ksmenable.rules.yml" "$d"
+	sed -i 's/ksmenable_security_domains_unaccepted > 1/ksmenable_security_domains > 1/' "$d/ksmenable.rules.yml"
 	run -1 promtool test rules "$d/ksmenable.rules.test.yml"
 	[[ $output == *KsmenableCrossDomainMerging* ]]
 }

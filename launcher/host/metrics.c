@@ -170,6 +170,10 @@ static void agent_metrics(FILE *f, const struct metrics_agent *a, long page)
 	       "Security domains (users, pods, containers) of the machine's mergeable memory, whoever made it "
 	       "mergeable; above 1 their merged pages are a side channel between them");
 	sample_ll(f, "security_domains", NULL, NULL, a->domains);
+	family(f, "security_domains_unaccepted", "gauge",
+	       "Of those domains, the ones in which no rule with cross-domain = yes enabled a process; above 1, "
+	       "memory merges across domains that the policy did not accept");
+	sample_ll(f, "security_domains_unaccepted", NULL, NULL, a->unaccepted_domains);
 }
 
 static int known_index(const char *file)

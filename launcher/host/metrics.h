@@ -57,6 +57,7 @@ struct metrics_agent {
 	const struct metrics_rule *rules;
 	int n;
 	int domains;                    /* security domains of the machine's mergeable memory (census.h) */
+	int unaccepted_domains;         /* of them, those where no rule with cross-domain = yes enabled a process */
 };
 
 /* Does the host agent run (policy/agentstate.h's agent_life)?  Its daemon says 1 and the time of each tick. */

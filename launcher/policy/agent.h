@@ -143,6 +143,8 @@ void agent_mark_moved(struct agent *a);
 const struct agent_proc *agent_enabled_elsewhere(const struct agent *a, const char *domain);
 /* Has the agent enabled a process in DOMAIN? */
 bool agent_enabled_in(const struct agent *a, const char *domain);
+/* Has a rule with cross-domain = yes enabled a process in DOMAIN? */
+bool agent_domain_accepted(const struct agent *a, const char *domain);
 /* The census of the machine's mergeable processes, taken again when older than SECONDS. */
 void agent_census_fresh(struct agent *a, double seconds);
 /*

@@ -38,6 +38,25 @@ bool agent_enabled_in(const struct agent *a, const char *domain)
 	return false;
 }
 
+/*
+ * Has a rule that accepts other domains (cross-domain = yes) enabled a
+ * process in DOMAIN?  Then the policy accepted that DOMAIN's memory merges
+ * with the others': what an alert must not fire for.
+ */
+bool agent_domain_accepted(const struct agent *a, const char *domain)
+{
+	for (size_t i = 0; i < a->nprocs; i++) {
+		const struct agent_proc *p = &a->procs[i];
+
+		if (!p->enabled || p->result != AGENT_ENABLED || strcmp(p->domain, domain))
+			continue;
+		for (int k = 0; k < a->policy.n; k++)
+			if (a->policy.rules[k].cross_domain && !strcmp(a->policy.rules[k].name, p->rule))
+				return true;
+	}
+	return false;
+}
+
 static int by_pid(const void *x, const void *y)
 {
 	pid_t a = ((const struct census_proc *)x)->pid, b = ((const struct census_proc *)y)->pid;

@@ -144,6 +144,11 @@ void agent_figures(const struct agent *a, struct metrics_rule *rules, struct met
 		}
 	}
 	out->domains = census_domains(&a->census);
+	/* Domains beyond the census's room are not named: none of them is taken for accepted. */
+	out->unaccepted_domains = out->domains;
+	for (int i = 0; i < a->census.n; i++)
+		if (agent_domain_accepted(a, a->census.d[i].name))
+			out->unaccepted_domains--;
 }
 
 int agent_fields(char *line, char **f, int n)

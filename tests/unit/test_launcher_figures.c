@@ -100,7 +100,7 @@ static void test_format(void)
 	/* What groups_collect finds the pod's cgroup to name, kubelet having made it. */
 	cg_name_parse(POD_PATH, &g[2].names);
 	struct metrics_rule rules[2] = { { "php", 3, 0, 1, 0, 0, 25 }, { "off\"x", 0, 2, 0, 1, 0, 0 } };
-	struct metrics_agent agent = { rules, 2, 1 };
+	struct metrics_agent agent = { .rules = rules, .n = 2, .domains = 3, .unaccepted_domains = 1 };
 	/* A program's name as a hostile user could make it: quote, backslash, newline, not UTF-8. */
 	struct metrics_command cmd = { .command = "a\"b\\c\nd\xff", .file = "web.prom", .processes = 2, .merged_pages = 3,
 				       .profit_bytes = 100, .peak_merged_pages = 7, .saved_bytes = 8192,
@@ -148,7 +148,8 @@ static void test_format(void)
 	CHECK(strstr(text, "ksmenable_rule_processes{result=\"disabled\",rule=\"off\\\"x\"} 2\n"));
 	CHECK(strstr(text, "ksmenable_rule_processes{result=\"left_alone\",rule=\"off\\\"x\"} 1\n"));
 	CHECK(strstr(text, "ksmenable_rule_merged_bytes{rule=\"php\"} 102400\n"));
-	CHECK(strstr(text, "# TYPE ksmenable_security_domains gauge\nksmenable_security_domains 1\n"));
+	CHECK(strstr(text, "# TYPE ksmenable_security_domains gauge\nksmenable_security_domains 3\n"));
+	CHECK(strstr(text, "# TYPE ksmenable_security_domains_unaccepted gauge\nksmenable_security_domains_unaccepted 1\n"));
 #define LABELS "{command=\"a\\\"b\\\\c\\nd\xef\xbf\xbd\",file=\"web.prom\"}"
 	CHECK(strstr(text, "ksmenable_command_processes" LABELS " 2\n"));
 	CHECK(strstr(text, "ksmenable_command_merged_bytes" LABELS " 12288\n"));
