@@ -68,11 +68,12 @@ static void check_knob_combination(const struct opts *o)
 		    "refuses it): add --advisor=none, or set the advisor_* knobs instead");
 }
 
-/* --attach and --detach act on processes that run: no command, TARGET without "all". */
 /*
- * No command (CMD must be empty), a TARGET without "all", a mode the
- * targets can take (which options --attach, --attach --no-wait and
- * --detach take at all is the option table's, options.c).  Returns the mode to use: Q's, or "prctl" (the process-wide form) when
+ * --attach and --detach act on processes that run.  No command (CMD must
+ * be empty), a TARGET without "all" ("agent" only as --detach's whole
+ * TARGET), a mode the targets can take (which options --attach, --attach
+ * --no-wait and --detach take at all is the option table's, options.c).
+ * Returns the mode to use: Q's, or "prctl" (the process-wide form) when
  * neither a mode nor a selection is given.
  */
 static const char *attach_check(const struct attach_request *q, char **cmd)
@@ -88,6 +89,9 @@ static const char *attach_check(const struct attach_request *q, char **cmd)
 		if (n == 3 && !strncmp(it, "all", 3))
 			die("%s: 'all' is not accepted as a target (every process of the machine); give PIDs "
 			    "or cgroup:PATH", opt);
+		if (n == 5 && !strncmp(it, "agent", 5) && (!q->detach || strcmp(q->target, "agent")))
+			die("%s=%s: 'agent' (the processes the host agent enabled) is --detach's alone, and a "
+			    "target of its own", opt, q->target);
 		if (!it[n])
 			break;
 		it += n;

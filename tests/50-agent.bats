@@ -915,9 +915,40 @@ action = auto"
 	grep -q "^ksmenable_agent_last_seen_timestamp_seconds $seen$" "$prom2"
 	stop_daemon command
 	run -0 "$KSM_RUN" --restore
-	[[ $output == *"removed /run/ksm-run/agent, left by the host agent (pid $pid) that stopped without a word"* ]]
+	[[ $output == *"moved /run/ksm-run/agent, left by the host agent (pid $pid) that stopped without a word, to agent.last"* ]]
 	run -0 "$KSM_RUN" --status
 	[[ $output != *"Policy"* ]]
+}
+
+@test "a stopped agent leaves KSM on in what it enabled; --detach=agent takes it out of those alone, once no agent runs" {
+	# Issue 33: stopping the agent, or purging the package, left KSM on, unsaid and with no way back.
+	local own=$BATS_TEST_TMPDIR/own-attachee lib=${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}
+	start_workload a -- "$(attachee)" sleep 30
+	start_workload ended -- "$(attachee)" sleep 30
+	# Mergeable by its own doing (the library, region by region), in a program no rule names.
+	cp "$(attachee)" "$own"
+	start_workload own -- env LD_PRELOAD="$lib$LIB" KSM_ENABLE_MODE=madvise "$own" --dup=4 sleep 30
+	policy "[rule test]
+exe = $(attachee)
+user = root
+action = auto"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule test: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule test: $(wl_pid ended) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	# Not while an agent runs: it would enable them again.
+	run -125 "$KSM_RUN" --detach=agent
+	[[ $output == *"--detach=agent: the host agent runs (pid $(wl_pid daemon)): it would enable them again"* ]] ||
+		{ echo "$output"; return 1; }
+	ksm_on "$(wl_pid a)"
+	stop_daemon daemon
+	ksm_on "$(wl_pid a)"
+	kill -KILL "$(wl_pid ended)"
+	wait_workload ended || true
+	run -0 "$KSM_RUN" --detach=agent
+	ksm_off "$(wl_pid a)" || { echo "$output"; return 1; }
+	# The process the agent did not enable keeps its own.
+	grep -q '^VmFlags:.* mg' "/proc/$(wl_pid own)/smaps"
+	[[ $output == *"$(wl_pid a)"* && $output != *"$(wl_pid own)"* ]] || { echo "$output"; return 1; }
 }
 
 @test "without a service manager (the agent's cgroup is PID 1's, as under sysvinit or in one container): its cgroup keeps no process out; the log and --status say so" {

@@ -40,6 +40,7 @@
 #include "follow/jointune.h"
 #include "follow/report.h"
 #include "follow/tree.h"
+#include "policy/agentstate.h"
 #include "selection.h"
 
 struct attach_run {
@@ -348,8 +349,12 @@ int attach_main(const struct attach_opts *o)
 
 	a.o = o;
 	make_plan(o, &plan, &sel);
-	if (targets_resolve(o->target, &a.targets, &a.absent, why, sizeof why))
+	if (plan.disable && !strcmp(o->target, DETACH_AGENT)) {
+		if (agent_enabled_left(&a.targets, why, sizeof why))
+			die("--detach=%s: %s", o->target, why);
+	} else if (targets_resolve(o->target, &a.targets, &a.absent, why, sizeof why)) {
 		die("--%s=%s: %s", plan.disable ? "detach" : "attach", o->target, why);
+	}
 	join_absent(&a);
 	/* INT and TERM wait for sigtimedwait: none ends ksm-run with a target stopped. */
 	stop_signals_block(&stops, (const int[]){ SIGINT, SIGTERM, 0 });

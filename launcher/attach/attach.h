@@ -13,6 +13,9 @@
 #include "follow/jointune.h"
 
 /* What --attach and --detach take of the command line (main.c fills it). */
+/* --detach=agent: the processes the host agent enabled, once it has stopped (agentstate.h). */
+#define DETACH_AGENT "agent"
+
 struct attach_opts {
 	bool detach;                    /* --detach, else --attach */
 	const char *target;             /* their TARGET */

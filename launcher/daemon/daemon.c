@@ -219,6 +219,7 @@ int daemon_main(const struct daemon_opts *o)
 	agent_publish(&agent);
 	f.next_sample = now_s() + 1;
 	sig = follow_loop(&f, &(struct follow_hooks){ daemon_wait, daemon_ticked, &d }, 1.0);
+	agent_publish(&agent);          /* what it decided last, for --detach=agent */
 	agent_unpublish();
 	agent_stop(&agent);
 	if (host_tuner_leave(&h)) {

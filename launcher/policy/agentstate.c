@@ -16,6 +16,7 @@
  * time of change is touched at every tick, so that an agent that was
  * killed, and could not remove it, is told apart, and since when.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "common/ksmproc.h"
 #include "common/msg.h"
 #include "common/procfs.h"
+#include "common/targets.h"
 #include "common/text.h"
 #include "host/metrics.h"
 #include "host/statefile.h"
@@ -197,11 +199,63 @@ void agent_forget_gone(void)
 	if (agent_life_read(&l) || l.running)
 		return;
 	agent_unpublish();
-	msg("removed %s/%s, left by the host agent (pid %ld) that stopped without a word", STATE_DIR, AGENT_FILE,
-	    l.pid);
+	msg("moved %s/%s, left by the host agent (pid %ld) that stopped without a word, to %s (what it enabled, "
+	    "for --detach=agent)", STATE_DIR, AGENT_FILE, l.pid, AGENT_LAST_FILE);
 }
 
+/*
+ * The file goes to AGENT_LAST_FILE, not away: KSM stays on in the
+ * processes the agent enabled, and ksm-run --detach=agent reads there
+ * which they are.  The directory is root's: no tenant plants it.
+ */
 void agent_unpublish(void)
 {
-	unlink(STATE_DIR "/" AGENT_FILE);
+	if (rename(STATE_DIR "/" AGENT_FILE, STATE_DIR "/" AGENT_LAST_FILE))
+		unlink(STATE_DIR "/" AGENT_FILE);
+}
+
+int agent_enabled_left(struct pid_list *out, char *why, size_t len)
+{
+	struct agent_life life;
+	const char *name = AGENT_FILE;
+	char *text, *save = NULL, *g[7];
+	long n;
+
+	memset(out, 0, sizeof *out);
+	if (agent_life_read(&life) == 0 && life.running) {
+		snprintf(why, len, "the host agent runs (pid %ld): it would enable them again at its next reload; "
+			 "stop it first (systemctl stop ksmenable)", life.pid);
+		return -1;
+	}
+	text = xmalloc(AGENT_TEXT_MAX);
+	/* An agent killed without a word left its own file; one that stopped, its last. */
+	if ((n = statefile_read(STATE_DIR, name, text, AGENT_TEXT_MAX)) == -ENOENT)
+		n = statefile_read(STATE_DIR, name = AGENT_LAST_FILE, text, AGENT_TEXT_MAX);
+	if (n < 0) {
+		if (n == -ENOENT)
+			snprintf(why, len, "no host agent has run since the machine started (no %s/%s)", STATE_DIR,
+				 AGENT_LAST_FILE);
+		else
+			snprintf(why, len, "%s/%s: %s", STATE_DIR, name, strerror((int)-n));
+		free(text);
+		return -1;
+	}
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		pid_t pid;
+
+		if (agent_fields(line, g, 7) != 7 || strcmp(g[0], "proc") || strcmp(g[4], "enabled"))
+			continue;
+		pid = (pid_t)atol(g[1]);
+		/* The same process, not one that took its PID since. */
+		if (pid > 0 && proc_running_since(pid, strtoull(g[2], NULL, 10))) {
+			out->pids = xgrow(out->pids, &out->cap, out->n + 1, sizeof *out->pids);
+			out->pids[out->n++] = pid;
+		}
+	}
+	free(text);
+	if (!out->n) {
+		snprintf(why, len, "no process that the host agent enabled runs now (%s/%s)", STATE_DIR, name);
+		return -1;
+	}
+	return 0;
 }

@@ -12,8 +12,17 @@ struct agent;
 
 /* Writes A's rules and the processes they decided, when that changed since the last call. */
 void agent_publish(struct agent *a);
-/* The daemon is stopping: what it held is no longer its to say. */
+/* The daemon is stopping: what it held is no longer its to say (kept as AGENT_LAST_FILE). */
 void agent_unpublish(void);
+
+/*
+ * ksm-run --detach=agent: the processes that the host agent enabled and
+ * that still run (the same process: PID and start), from the file of an
+ * agent that was killed, else of the last one that stopped.  0, or -1
+ * with WHY: an agent runs, none left a file, or none of them runs.
+ */
+struct pid_list;
+int agent_enabled_left(struct pid_list *out, char *why, size_t len);
 
 /*
  * A's figures for the metrics: each rule's processes that run now and
@@ -45,6 +54,7 @@ void agent_forget_gone(void);
 
 /* The file in STATE_DIR, and how long it may be. */
 #define AGENT_FILE "agent"
+#define AGENT_LAST_FILE "agent.last"
 #define AGENT_TEXT_MAX (1 << 20)
 
 #endif
