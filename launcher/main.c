@@ -54,7 +54,7 @@ int main(int argc, char **argv)
 	case ACT_STATUS:
 		return o.watch ? status_watch(o.watch, o.json) : status_main(o.json);
 	case ACT_RESTORE:
-		return restore_main();
+		return restore_main(o.watch);
 	case ACT_DAEMON:
 		return daemon_main(&(struct daemon_opts){
 			.steady = o.steady, .max_cpu = o.max_cpu, .min_profit = o.min_profit,

@@ -90,7 +90,7 @@ static const struct option_spec specs[] = {
 	{ "metrics-file", required_argument, O_METRICS_FILE, TUNING, false },
 	/* The modes, each with its own options. */
 	{ "status", no_argument, O_STATUS, STATUS, false },
-	{ "watch", optional_argument, O_WATCH, STATUS, false },
+	{ "watch", optional_argument, O_WATCH, STATUS | RESTORE, false },
 	{ "restore", no_argument, O_RESTORE, RESTORE, false },
 	{ "estimate", required_argument, O_ESTIMATE, ESTIMATE, false },
 	{ "settle", required_argument, O_SETTLE, ESTIMATE, false },

@@ -43,7 +43,7 @@ struct opts {
 	bool max_cpu_given, min_profit_given;
 	struct knob_set knobs;          /* --set and the aliases */
 	const char *metrics_file;       /* --metrics-file: the daemon's, or a command's run */
-	double watch;                   /* --status --watch: seconds between views; 0 not given */
+	double watch;                   /* --watch: seconds between --status's views or --restore's looks; 0 not given */
 	/* The library's settings as the library will read them: the options,
 	 * else the environment (ACT_RUN and ACT_PROFILE). */
 	struct config lib;

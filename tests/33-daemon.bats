@@ -108,6 +108,48 @@ STAMP='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ksm-run\[[0-9]+\]:
 	[ ! -e "$STATE_FILE" ]
 }
 
+@test "--daemon killed mid-boost: ksm-run --restore --watch puts the knobs back within its interval, each time" {
+	# Issue 33: in Kubernetes nothing runs after a container (no ExecStopPost); an OOM kill left ksmd
+	# at the boost's rate until the next start.  A second container of the DaemonSet runs this watch.
+	local before
+	before=$(knobs_snapshot)
+	start_workload daemon_watch -- sh -c 'echo READY; exec "$@"' sh "$KSM_RUN" --restore --watch=0.5
+	start_daemon daemon
+	wait_until 20 knob_is pages_to_scan 5000
+	# While the daemon runs, the watch leaves its knobs alone.
+	sleep 1.5
+	knob_is pages_to_scan 5000
+	stop_daemon daemon KILL
+	wait_until 3 knobs_are "$before" || { knobs_snapshot; cat "$(wl_err daemon_watch)"; return 1; }
+	[ ! -e "$STATE_FILE" ]
+	grep -q "restored the KSM knobs saved in /run/ksm-run/state: every ksm-run that used them ended without restoring them (killed)" \
+		"$(wl_err daemon_watch)"
+	# It goes on watching: the next daemon, killed too, is seen to as well.
+	start_daemon daemon2
+	wait_until 20 knob_is pages_to_scan 5000
+	stop_daemon daemon2 KILL
+	wait_until 3 knobs_are "$before"
+	[ "$(grep -c 'restored the KSM knobs' "$(wl_err daemon_watch)")" = 2 ]
+	stop_daemon daemon_watch
+	[ "$WL_STATUS" = 0 ]
+}
+
+@test "--daemon killed mid-boost: the next ksm-run puts the knobs back before anything else" {
+	# Issue 33: a run that writes fewer knobs (here only run=1) kept the killed daemon's boost.
+	local before
+	before=$(knobs_snapshot)
+	start_daemon daemon
+	wait_until 20 knob_is pages_to_scan 5000
+	stop_daemon daemon KILL
+	run -0 --separate-stderr "$KSM_RUN" -q --no-tune -- sh -c "cat $KSM/pages_to_scan $KSM/sleep_millisecs"
+	[ "$output" = "$(knob_value pages_to_scan)"$'\n'"$(knob_value sleep_millisecs)" ]
+	[ "$(echo "$before" | sed -n 's/^pages_to_scan=//p')" = "$(knob_value pages_to_scan)" ]
+	[[ $stderr == *"found knob state saved by a ksm-run that was killed: put the knobs back first"* ]] ||
+		{ echo "$stderr"; return 1; }
+	knobs_are "$before"
+	[ ! -e "$STATE_FILE" ]
+}
+
 @test "--daemon: one per machine; a second is refused with 125 and changes nothing" {
 	start_daemon daemon
 	run -125 --separate-stderr "$KSM_RUN" --daemon

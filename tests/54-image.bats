@@ -4,7 +4,8 @@
 # (deploy/kubernetes/) holds what the agent depends on; and the image, run
 # with that manifest's own container spec (hostPID, its two capabilities,
 # not privileged, its mounts), enables the processes a policy names, writes
-# the metrics file, and restores the knobs when the container stops.
+# the metrics file, and restores the knobs when the container stops, or,
+# killed, its second container does.
 # Podman's storage, state and configuration are this file's, under its
 # temporary directory, and its images and containers are removed at the end.
 # ci: lock
@@ -64,7 +65,7 @@ setup_extra() {
 
 teardown_extra() {
 	local n
-	pm rm --force --time 0 "$CTR" >/dev/null 2>&1
+	pm rm --force --time 0 "$CTR" "$CTR-watch" >/dev/null 2>&1
 	for n in "${!WL_PIDS[@]}"; do kill -KILL "${WL_PIDS[$n]}" 2>/dev/null; done
 	return 0
 }
@@ -152,6 +153,10 @@ ksm_off() { ! grep -q '^VmFlags:.* mg' "/proc/$1/smaps" && { [ "$(merge_any_unse
 	run -1 daemonset check "$BATS_TEST_TMPDIR/bad.yaml" "$CM" "$VERSION"
 	[[ $output == *"hostPID: true"* ]]
 	[[ $output == *"add SYS_PTRACE and DAC_READ_SEARCH, nothing else"* ]]
+	# No way back when the daemon is killed: refused.
+	sed 's/args: \[--restore, --watch=1\]/args: [--version]/' "$DS" >"$BATS_TEST_TMPDIR/nowatch.yaml"
+	run -1 daemonset check "$BATS_TEST_TMPDIR/nowatch.yaml" "$CM" "$VERSION"
+	[[ $output == *"containers with --restore, not one"* ]]
 }
 
 @test "run as the DaemonSet runs it: named processes enabled, metrics written, knobs restored at the stop" {
@@ -187,6 +192,29 @@ action = auto"
 	# The target never noticed: attachee exits 0 only when nothing it saw changed.
 	wait_workload named
 	[ "$(wl_status named)" = 0 ]
+}
+
+@test "the daemon's container killed mid-boost (as by an OOM kill): the restore-watch container puts the knobs back" {
+	# Issue 33: Kubernetes runs nothing after a container; a kill left ksmd at the boost's rate.
+	local before args
+	before=$(knobs_snapshot)
+	policy "[rule test]
+exe = /nonexistent/program
+user = root
+action = auto"
+	mapfile -t args < <(daemonset podman "$DS" --container restore-watch --policy "$POLICY" --image "$IMAGE")
+	pm run --detach --name "$CTR-watch" "${args[@]}" >/dev/null
+	wait_until 5 eval 'pm logs "$CTR-watch" 2>&1 | grep -q "watching /run/ksm-run/state every 1 s"'
+	run_agent
+	wait_until 20 knob_is pages_to_scan 5000 || { pm logs "$CTR"; return 1; }
+	pm kill --signal KILL "$CTR" >/dev/null
+	wait_until 5 knobs_are "$before" || { knobs_snapshot; pm logs "$CTR-watch"; return 1; }
+	[ ! -e "$STATE_FILE" ]
+	pm logs "$CTR-watch" 2>&1 | grep -q "restored the KSM knobs saved in /run/ksm-run/state: every ksm-run that used them ended"
+	# The watch stops at TERM, as the kubelet stops it.
+	run -0 pm stop --time 10 "$CTR-watch"
+	run -0 pm inspect --format '{{.State.ExitCode}}' "$CTR-watch"
+	[ "$output" = 0 ]
 }
 
 # rules_enabled RULE N: the metrics file says N processes enabled by RULE.

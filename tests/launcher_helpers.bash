@@ -237,6 +237,8 @@ metric() { K=$2 awk '$1 == ENVIRON["K"] { print $2 }' "$1"; }
 knob_above() { [ "$(knob_value "$1")" -gt "$2" ]; }
 knob_below() { [ "$(knob_value "$1")" -lt "$2" ]; }
 knob_is() { [ "$(knob_value "$1")" = "$2" ]; }
+# knobs_are SNAPSHOT: the knobs read as SNAPSHOT (knobs_snapshot's) now.
+knobs_are() { [ "$(knobs_snapshot)" = "$1" ]; }
 merging_at_least() { [ "$(merged_pages "$1")" -ge "$2" ]; }
 
 # ctrl_c_on_tty KSM_RUN_ARGS...: runs ksm-run on a new pseudo-terminal as

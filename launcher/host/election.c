@@ -84,7 +84,16 @@ int election_join(struct membership *m, const struct knob_set *want, int phase)
 		}
 		st.exists = true;
 	} else if (st.nusers == 0) {
-		msg("found knob state saved by a ksm-run that was killed; it will be restored when this run ends");
+		/*
+		 * Before anything else: a run that writes fewer knobs than the
+		 * killed one (or none) must not keep its boost.
+		 */
+		if (knobs_restore(&st.saved))
+			msg("found knob state saved by a ksm-run that was killed; some knobs could not be put back "
+			    "now, all will be when this run ends");
+		else
+			msg("found knob state saved by a ksm-run that was killed: put the knobs back first; they "
+			    "will be again when this run ends");
 	}
 	if (st.nusers == MAX_USERS) {
 		msg("%d ksm-run already share the saved knob state, the most it holds: this run "

@@ -5,12 +5,17 @@
       every field the agent needs is there (problems on stderr, exit 1)
   daemonset.py policy CONFIGMAP
       the policy file that the ConfigMap holds
-  daemonset.py podman DAEMONSET [--map HOST=PATH]... [--without CAP]...
-          --policy FILE --image IMAGE
-      the arguments of `podman run` that run the DaemonSet's container as
-      the kubelet would (one a line): its namespaces, capabilities, mounts
-      and arguments; a hostPath mapped elsewhere by --map, the policy from
-      FILE, CAP left out of the added capabilities.
+  daemonset.py podman DAEMONSET [--container NAME] [--map HOST=PATH]...
+          [--without CAP]... --policy FILE --image IMAGE
+      the arguments of `podman run` that run the DaemonSet's container
+      (the daemon's, or NAME) as the kubelet would (one a line): its
+      namespaces, capabilities, mounts and arguments; a hostPath mapped
+      elsewhere by --map, the policy from FILE, CAP left out of the added
+      capabilities.
+
+The pod has two containers: the daemon's (--daemon), and the watch that
+puts the knobs back when the daemon dies without a word (--restore
+--watch), with no capability and the knobs' and the state's mounts.
 
 For tests/54-image.bats (no cluster: kubectl is not used).
 """
@@ -33,11 +38,17 @@ def pod_of(ds):
     return ds["spec"]["template"]["spec"]
 
 
+def container(ds, name=None, flag="--daemon"):
+    """The container named NAME, else the one whose args hold FLAG."""
+    found = [c for c in pod_of(ds)["containers"]
+             if (c["name"] == name if name else flag in c.get("args", []))]
+    if len(found) != 1:
+        sys.exit("the DaemonSet has %d containers %s, not one" % (len(found), name or "with " + flag))
+    return found[0]
+
+
 def the_container(ds):
-    containers = pod_of(ds)["containers"]
-    if len(containers) != 1:
-        sys.exit("the DaemonSet has %d containers, not one" % len(containers))
-    return containers[0]
+    return container(ds)
 
 
 def option(args, name):
@@ -48,11 +59,11 @@ def option(args, name):
     return None
 
 
-def mounts(ds):
-    """Each mount as (mountPath, mount, volume)."""
+def mounts(ds, c=None):
+    """Each mount of C (the daemon's container) as (mountPath, mount, volume)."""
     volumes = {v["name"]: v for v in pod_of(ds).get("volumes", [])}
     out = []
-    for m in the_container(ds).get("volumeMounts", []):
+    for m in (c or the_container(ds)).get("volumeMounts", []):
         if m["name"] not in volumes:
             sys.exit("mount %s: no volume of that name" % m["mountPath"])
         out.append((m["mountPath"], m, volumes[m["name"]]))
@@ -83,8 +94,8 @@ def check(ds_path, cm_path, version):
     used = {m["name"] for m, _ in by_path.values()}
     need(used == {v["name"] for v in pod.get("volumes", [])}, "a volume that no mount uses")
 
-    def host_mount(path, host, writable, kind):
-        m, v = by_path.get(path, (None, None))
+    def host_mount(path, host, writable, kind, paths=by_path):
+        m, v = paths.get(path, (None, None))
         hp = (v or {}).get("hostPath", {})
         need(m is not None and hp.get("path") == host and hp.get("type") == kind and
              bool(m.get("readOnly")) != writable,
@@ -114,6 +125,23 @@ def check(ds_path, cm_path, version):
              for t in pod.get("tolerations", [])), "a toleration of every taint (operator: Exists alone)")
     req = c.get("resources", {}).get("requests", {})
     need("cpu" in req and "memory" in req, "resources: requests of cpu and memory")
+
+    # The way back when the daemon dies without a word: its own container, no capability.
+    w = container(ds, flag="--restore")
+    wargs = w.get("args", [])
+    need(wargs[:1] == ["--restore"] and option(wargs, "watch") is not None,
+         "a container of args --restore --watch=SECONDS (the knobs back when the daemon is killed)")
+    need(w.get("image") == c.get("image"), "the watch's image: the daemon's")
+    wsc = w.get("securityContext", {})
+    need(wsc.get("capabilities", {}).get("drop") == ["ALL"] and not wsc.get("capabilities", {}).get("add"),
+         "the watch: capabilities drop ALL, add none")
+    need(wsc.get("readOnlyRootFilesystem") is True and wsc.get("allowPrivilegeEscalation") is False and
+         wsc.get("privileged") is not True, "the watch: read-only, no privilege")
+    w_paths = {p: (m, v) for p, m, v in mounts(ds, w)}
+    host_mount("/sys/kernel/mm/ksm", "/sys/kernel/mm/ksm", True, "Directory", w_paths)
+    host_mount("/run/ksm-run", "/run/ksm-run", True, "DirectoryOrCreate", w_paths)
+    need(set(w_paths) == {"/sys/kernel/mm/ksm", "/run/ksm-run"}, "the watch mounts the knobs and the state alone")
+    need("memory" in w.get("resources", {}).get("limits", {}), "the watch: a memory limit")
     for b in bad:
         print("%s: missing or wrong: %s" % (ds_path, b), file=sys.stderr)
     return 1 if bad else 0
@@ -137,10 +165,12 @@ def memory_bytes(q):
 
 def podman_args(ds_path, rest):
     ds = load(ds_path, "DaemonSet")
-    maps, without, policy, image = {}, set(), None, None
+    maps, without, policy, image, name = {}, set(), None, None, None
     while rest:
         flag, value, rest = rest[0], rest[1], rest[2:]
-        if flag == "--map":
+        if flag == "--container":
+            name = value
+        elif flag == "--map":
             host, path = value.split("=", 1)
             maps[host] = path
         elif flag == "--without":
@@ -153,7 +183,7 @@ def podman_args(ds_path, rest):
             sys.exit("podman: unknown %s" % flag)
     if not policy or not image:
         sys.exit("podman: --policy and --image are needed")
-    pod, c = pod_of(ds), the_container(ds)
+    pod, c = pod_of(ds), container(ds, name)
     sc = c.get("securityContext", {})
     caps = sc.get("capabilities", {})
     out = ["--pid=host" if pod.get("hostPID") else "--pid=private",
@@ -171,7 +201,7 @@ def podman_args(ds_path, rest):
     limit = c.get("resources", {}).get("limits", {}).get("memory")
     if limit:
         out.append("--memory=%d" % memory_bytes(limit))
-    for path, m, v in mounts(ds):
+    for path, m, v in mounts(ds, c):
         ro = ":ro" if m.get("readOnly") else ""
         if "hostPath" in v:
             host = maps.get(v["hostPath"]["path"], v["hostPath"]["path"])
