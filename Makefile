@@ -382,6 +382,7 @@ bench: all progs $(BENCHES)
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/attach-kill-soak 1000
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/fleet-bench
 	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/agent-bench
+	KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/daemon-idle-bench
 	$(if $(filter 0,$(BENCH_HOST)),@echo "bench: tests/bench/host-bench left out (BENCH_HOST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/host-bench)
 	$(if $(filter 0,$(BENCH_GUEST)),@echo "bench: tests/bench/guest-bench left out (BENCH_GUEST=0)",KSMENABLE_BUILD=$(O) flock /run/lock/ksmenable-tests.lock tests/bench/guest-bench)
 

@@ -153,6 +153,11 @@ ksm_off() { ! grep -q '^VmFlags:.* mg' "/proc/$1/smaps" && { [ "$(merge_any_unse
 	run -1 daemonset check "$BATS_TEST_TMPDIR/bad.yaml" "$CM" "$VERSION"
 	[[ $output == *"hostPID: true"* ]]
 	[[ $output == *"add SYS_PTRACE and DAC_READ_SEARCH, nothing else"* ]]
+	# AppArmor for Kubernetes before 1.30 (the annotation) must say what the field says.
+	sed 's|beta.kubernetes.io/restore-watch: unconfined|beta.kubernetes.io/restore-watch: runtime/default|' "$DS" \
+		>"$BATS_TEST_TMPDIR/apparmor.yaml"
+	run -1 daemonset check "$BATS_TEST_TMPDIR/apparmor.yaml" "$CM" "$VERSION"
+	[[ $output == *"container restore-watch: appArmorProfile and the annotation of Kubernetes before 1.30 agree"* ]]
 	# No way back when the daemon is killed: refused.
 	sed 's/args: \[--restore, --watch=1\]/args: [--version]/' "$DS" >"$BATS_TEST_TMPDIR/nowatch.yaml"
 	run -1 daemonset check "$BATS_TEST_TMPDIR/nowatch.yaml" "$CM" "$VERSION"

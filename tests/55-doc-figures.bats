@@ -15,9 +15,11 @@ BENCH=$TOP/tests/bench/README.md
 
 @test "every figure of a paragraph that cites the benchmark is the benchmark's" {
 	local docs
-	mapfile -t docs < <(grep -l 'tests/bench/README.md' "$TOP/README.md" "$TOP"/man/*.[1-8])
-	# The README's claims of stop times and tuning, and the policy page's delay of a new process.
-	[[ " ${docs[*]} " == *" $TOP/README.md "* && " ${docs[*]} " == *" $TOP/man/ksmenable.conf.5 "* ]] ||
+	mapfile -t docs < <(grep -l 'tests/bench/README.md' "$TOP/README.md" "$TOP"/man/*.[1-8] "$TOP"/deploy/*/*.yaml)
+	# The README's claims of stop times and tuning, the policy page's delay of a new process, the
+	# DaemonSet's cost.
+	[[ " ${docs[*]} " == *" $TOP/README.md "* && " ${docs[*]} " == *" $TOP/man/ksmenable.conf.5 "* &&
+		" ${docs[*]} " == *" $TOP/deploy/kubernetes/ksmenable-daemonset.yaml "* ]] ||
 		{ echo "cited in: ${docs[*]}"; return 1; }
 	run -0 "$CHECK" "$BENCH" "${docs[@]}"
 	[ -z "$output" ]
@@ -39,6 +41,12 @@ BENCH=$TOP/tests/bench/README.md
 	run -1 "$CHECK" "$BENCH" "$man"
 	[[ $output == *"doc.5:2: 9.75 (in \"9.75 ms\")"* && $output != *78.25* && $output != *"43"* ]] ||
 		{ echo "$output"; return 1; }
+	# YAML: a run of comment lines; the data between is not read.
+	printf '%s\n' '# measured (tests/bench/README.md): 3.22% of a core' 'cpu: 5.5 ms' '# and 8.125 s' >"$BATS_TEST_TMPDIR/d.yaml"
+	run -0 "$CHECK" "$BENCH" "$BATS_TEST_TMPDIR/d.yaml"
+	printf '%s\n' '# measured (tests/bench/README.md): 8.125 s' >"$BATS_TEST_TMPDIR/d.yaml"
+	run -1 "$CHECK" "$BENCH" "$BATS_TEST_TMPDIR/d.yaml"
+	[[ $output == *"d.yaml:1: 8.125"* ]]
 	printf 'No citation: 0.5 ms.\n' >"$doc"
 	run -2 "$CHECK" "$BENCH" "$doc"
 	[[ $output == *"doc.md cites "*"tests/bench/README.md nowhere"* ]]

@@ -142,6 +142,13 @@ def check(ds_path, cm_path, version):
     host_mount("/run/ksm-run", "/run/ksm-run", True, "DirectoryOrCreate", w_paths)
     need(set(w_paths) == {"/sys/kernel/mm/ksm", "/run/ksm-run"}, "the watch mounts the knobs and the state alone")
     need("memory" in w.get("resources", {}).get("limits", {}), "the watch: a memory limit")
+    # AppArmor: the field (Kubernetes 1.30 and later) and the annotation (before) agree, per container.
+    notes = ds["spec"]["template"]["metadata"].get("annotations", {})
+    for k in pod["containers"]:
+        field = k.get("securityContext", {}).get("appArmorProfile", {}).get("type")
+        note = notes.get("container.apparmor.security.beta.kubernetes.io/" + k["name"])
+        need(field is not None and note == {"Unconfined": "unconfined", "RuntimeDefault": "runtime/default"}.get(field),
+             "container %s: appArmorProfile and the annotation of Kubernetes before 1.30 agree" % k["name"])
     for b in bad:
         print("%s: missing or wrong: %s" % (ds_path, b), file=sys.stderr)
     return 1 if bad else 0
