@@ -173,6 +173,19 @@ action = prctl'
 	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
 	[ "$status" = 1 ]
 	[[ $stderr == *"$P/ksmenable.conf:1: rule any enables KSM in processes of any user: their memory would be merged across security domains, and a merged page is a timing side channel"* ]]
+	# By the kubelet's names alone: as many domains as pods.
+	write_policy "$P/ksmenable.conf" '[rule shop]
+namespace = shop
+pod-name = web-*
+action = prctl'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ]
+	[[ $stderr == *":1: rule shop enables KSM in the pods that namespace, pod-name or container-name name, each pod a security domain of its own"* ]] ||
+		{ echo "$stderr"; return 1; }
+	printf 'cross-domain = yes\n' >>"$P/ksmenable.conf"
+	run -0 "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[[ ${lines[0]} == "rule shop ("*"): namespace shop, pod-name web-* -> prctl; across security domains" ]] ||
+		{ echo "$output"; return 1; }
 	write_policy "$P/ksmenable.conf" '[rule web]
 user = www-data
 action = prctl

@@ -16,14 +16,39 @@ LAUNCHER_REQUIRES="root ksm"
 # A daemon left by a failed test gets TERM (it restores what it changed);
 # the other workloads end by themselves, and are not waited for.
 teardown_extra() {
-	local n
+	local n i
 	for n in "${!WL_PIDS[@]}"; do
 		case $n in
 		daemon*) kill -TERM "${WL_PIDS[$n]}" 2>/dev/null ;;
 		*) kill -KILL "${WL_PIDS[$n]}" 2>/dev/null ;;
 		esac
 	done
+	for ((i = ${#KUBE_MADE[@]} - 1; i >= 0; i--)); do rm -rf "${KUBE_MADE[i]}"; done
 	return 0
+}
+
+# kubelet_logs NAMESPACE POD UID CONTAINER ID: what the kubelet makes for a
+# pod's container under /var/log (kubenames.h), the pod's directory and
+# its container's link, removed at the test's end (and /var/log/pods and
+# /var/log/containers, where this machine has no kubelet of its own).
+KUBE_MADE=()
+kubelet_logs() {
+	local ns=$1 pod=$2 uid=$3 ctr=$4 id=$5 d
+	for d in /var/log/pods /var/log/containers; do
+		[ -d "$d" ] || { mkdir -m 755 "$d" && KUBE_MADE+=("$d"); } || return 1
+	done
+	d=/var/log/pods/${ns}_${pod}_$uid
+	[ -d "$d" ] || { mkdir -m 755 "$d" && KUBE_MADE+=("$d"); } || return 1
+	mkdir -p -m 755 "$d/$ctr" && : >"$d/$ctr/0.log" || return 1
+	ln -s "$d/$ctr/0.log" "/var/log/containers/${pod}_${ns}_$ctr-$id.log" || return 1
+	KUBE_MADE+=("/var/log/containers/${pod}_${ns}_$ctr-$id.log")
+}
+
+# in_pod_container NAME UID ID: start workload NAME (attachee) in the cgroup
+# containerd's cri plugin gives container ID of pod UID (systemd driver).
+in_pod_container() {
+	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${2//-/_}.slice/cri-containerd-$3.scope"
+	start_workload "$1" -- sh -c "$IN_CGROUP" sh "$CG_DIR" "$(attachee)" sleep 30
 }
 
 # ksm_on PID: KSM is on in PID as the agent turns it on: the process-wide
@@ -445,6 +470,40 @@ made_by_nobody() {
 		CG_MADE+=("$d")
 	done
 	CG_DIR=$d
+}
+
+@test "rules by the kubelet's names (namespace, pod name, container name): a rollout's new pod is enabled, others are not" {
+	# Issue 33: rules by pod UID broke at every rollout (a Deployment's pods get new UIDs).
+	local uid_a=5b2c7e1a-3d4f-4a6b-9c8d-0e1f2a3b4c5d uid_b=e4f5a6b7-c8d9-4e0f-8a1b-2c3d4e5f6a7b
+	local uid_c=0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d id_a id_side id_b id_c
+	id_a=$(printf 'a1%.0s' {1..32}) id_side=$(printf 'b2%.0s' {1..32}) id_b=$(printf 'c3%.0s' {1..32})
+	id_c=$(printf 'd4%.0s' {1..32})
+	kubelet_logs shop web-7d9c8b6f5-x2x9q "$uid_a" app "$id_a"
+	kubelet_logs shop web-7d9c8b6f5-x2x9q "$uid_a" log-shipper "$id_side"
+	kubelet_logs other web-1 "$uid_c" app "$id_c"
+	in_pod_container a "$uid_a" "$id_a"
+	in_pod_container side "$uid_a" "$id_side"
+	in_pod_container other "$uid_c" "$id_c"
+	policy "[rule shop-web]
+namespace = shop
+pod-name = web-*
+container-name = app
+action = auto
+cross-domain = yes"
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule shop-web: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	# The sidecar of the same pod, and a pod of another namespace of the same name's shape: untouched.
+	ksm_off "$(wl_pid side)"
+	ksm_off "$(wl_pid other)"
+	! logged daemon "$(wl_pid side) " && ! logged daemon "$(wl_pid other) "
+	# The rollout: a new pod, a new UID and name, the same Deployment's prefix; enabled as it starts.
+	kubelet_logs shop web-5f6d8c9b7-k4m2p "$uid_b" app "$id_b"
+	in_pod_container b "$uid_b" "$id_b"
+	wait_until 5 logged daemon "rule shop-web: $(wl_pid b) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	ksm_on "$(wl_pid b)"
+	run -0 "$KSM_RUN" --status
+	[[ $output == *"rule shop-web: namespace shop, pod-name web-*, container-name app -> auto"* ]] ||
+		{ echo "$output"; return 1; }
 }
 
 @test "in a cgroup given to a user, the user's kubepods and php-fpm.service are not kubelet's nor the system's" {

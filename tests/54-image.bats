@@ -96,7 +96,10 @@ policy() {
 run_agent() {
 	local -a args
 	TEXTFILES=$BATS_TEST_TMPDIR/textfile
+	mkdir -p "$BATS_TEST_TMPDIR/kubelet"
 	mapfile -t args < <(daemonset podman "$DS" --map /var/lib/prometheus/node-exporter="$TEXTFILES" \
+		--map /var/log/pods="$BATS_TEST_TMPDIR/kubelet/pods" \
+		--map /var/log/containers="$BATS_TEST_TMPDIR/kubelet/containers" \
 		--policy "$POLICY" --image "$IMAGE" "$@")
 	[ ${#args[@]} -gt 3 ] || return 1
 	pm run --detach --name "$CTR" "${args[@]}" >/dev/null || return 1

@@ -28,6 +28,9 @@ void policy_rule_matches_text(const struct policy_rule *r, char *buf, size_t len
 	MATCH(r->pod_uid[0], "pod", r->pod_uid);
 	MATCH(r->container[0], "container", r->container);
 	MATCH(r->qos != CG_QOS_NONE, "qos", cg_qos_text(r->qos));
+	MATCH(r->k8s_namespace, "namespace", r->k8s_namespace);
+	MATCH(r->pod_name, "pod-name", r->pod_name);
+	MATCH(r->container_name, "container-name", r->container_name);
 #undef MATCH
 }
 

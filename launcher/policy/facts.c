@@ -218,6 +218,18 @@ bool proc_facts_exe(struct proc_facts *f)
 	return f->exe_known;
 }
 
+bool proc_facts_kube(struct proc_facts *f)
+{
+	char why[512];
+
+	if (!(f->read & FACT_KUBE))
+		f->kube_known = proc_facts_cgroup(f) && f->cg.runtime == CG_KUBERNETES && !f->cg.nested &&
+				f->cg.pod_uid[0] && kube_names_read("/", f->cg.pod_uid, f->cg.container_id, &f->kube,
+								    why, sizeof why) == 0;
+	f->read |= FACT_KUBE;
+	return f->kube_known;
+}
+
 bool proc_facts_uid(struct proc_facts *f)
 {
 	if (!(f->read & FACT_UID))

@@ -15,8 +15,9 @@
 #include <sys/types.h>
 
 #include "common/cgtrust.h"
+#include "common/kubenames.h"
 
-enum { FACT_CGROUP = 1, FACT_EXE = 2, FACT_UID = 4, FACT_ALL = 7 };
+enum { FACT_CGROUP = 1, FACT_EXE = 2, FACT_UID = 4, FACT_KUBE = 8, FACT_ALL = 15 };
 
 struct proc_facts {
 	pid_t pid;
@@ -41,6 +42,8 @@ struct proc_facts {
 	int secure;                     /* secure execution (AT_SECURE): 1, 0, -1 unknown */
 	bool uid_known;
 	uid_t uid;                      /* the effective user, as ps(1) shows it */
+	bool kube_known;
+	struct kube_names kube;         /* its pod's namespace and name, its container's name (kubenames.h) */
 };
 
 /* *F for process PID, nothing read yet. */
@@ -53,6 +56,12 @@ void proc_facts_names(struct proc_facts *f);
 bool proc_facts_cgroup(struct proc_facts *f);
 bool proc_facts_exe(struct proc_facts *f);
 bool proc_facts_uid(struct proc_facts *f);
+/*
+ * The kubelet's names of its pod and container: known for a process in a
+ * pod's cgroup that root made, on the host's kubelet (not one nested in a
+ * container), whose pod the kubelet's log directories name (kubenames.h).
+ */
+bool proc_facts_kube(struct proc_facts *f);
 
 /*
  * The cgroup path of TEXT, the contents of a /proc/PID/cgroup, into PATH

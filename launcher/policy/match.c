@@ -18,6 +18,12 @@ static bool in_unit(const struct proc_facts *f, const char *unit)
 	return root_made >= 0 && (size_t)root_made <= f->cgroup_root_made;
 }
 
+/* A glob of a kubelet's name against NAME; an unknown one ("") matches nothing. */
+static bool name_matches(const char *pattern, const char *name)
+{
+	return *name && glob_match(pattern, name, strlen(name));
+}
+
 bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 {
 	/* The program first: the fact that tells most processes apart. */
@@ -38,6 +44,14 @@ bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 				strncmp(r->container, f->cg.container_id, strlen(r->container))))
 		return false;
 	if (r->qos != CG_QOS_NONE && r->qos != f->cg.qos)
+		return false;
+	if ((r->k8s_namespace || r->pod_name || r->container_name) && !proc_facts_kube(f))
+		return false;
+	if (r->k8s_namespace && !name_matches(r->k8s_namespace, f->kube.namespace_))
+		return false;
+	if (r->pod_name && !name_matches(r->pod_name, f->kube.pod))
+		return false;
+	if (r->container_name && !name_matches(r->container_name, f->kube.container))
 		return false;
 	return true;
 }

@@ -25,12 +25,14 @@
 
 enum key {
 	K_CGROUP, K_UNIT, K_EXE, K_USER, K_POD, K_CONTAINER, K_QOS,   /* the matches */
+	K_NAMESPACE, K_POD_NAME, K_CONTAINER_NAME,
 	K_ACTION, K_ALLOW, K_DENY, K_MIN_SIZE, K_CROSS_DOMAIN, K_COUNT,
 };
 #define K_MATCHES K_ACTION      /* the keys before it are matches */
 
 static const char *const key_names[K_COUNT] = {
 	"cgroup", "unit", "exe", "user", "pod", "container", "qos",
+	"namespace", "pod-name", "container-name",
 	"action", "allow", "deny", "min-size", "cross-domain",
 };
 
@@ -245,7 +247,8 @@ static void close_rule(struct parser *ps)
 		;
 	if (k == K_MATCHES && !ps->bad_match)
 		fail(ps, r->line, "rule %s matches nothing: give at least one of cgroup, unit, exe, user, "
-		     "pod, container or qos (a rule never applies to every process by default)", r->name);
+		     "pod, container, qos, namespace, pod-name or container-name (a rule never applies to every "
+		     "process by default)", r->name);
 	if (!r->action) {
 		fail(ps, r->line, "rule %s has no action (accepted: action = auto, prctl, madvise or off)", r->name);
 		return;
@@ -316,6 +319,23 @@ static const char *nearest_key(const char *key)
 	return NULL;
 }
 
+/*
+ * A name of Kubernetes's, or a glob of one: what a namespace, a pod's
+ * name (DOTS: with '.') or a container's name may hold, with * ? [...].
+ */
+static bool kube_glob(const char *v, bool dots)
+{
+	size_t n = strlen(v);
+
+	if (n < 1 || n > 253)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') || strchr("-*?[]!", v[i]) ||
+		      (dots && v[i] == '.')))
+			return false;
+	return true;
+}
+
 /* One "key = value" of the open rule; false (said) when the value is wrong. */
 static bool set_value(struct parser *ps, int line, enum key k, const char *v)
 {
@@ -359,6 +379,14 @@ static bool set_value(struct parser *ps, int line, enum key k, const char *v)
 		if (r->qos == CG_QOS_NONE)
 			break;
 		return true;
+	case K_NAMESPACE: case K_POD_NAME: case K_CONTAINER_NAME:
+		problem = "not a Kubernetes name or a glob of one (accepted: a-z, 0-9, '-' and, in a pod's "
+			  "name, '.'; * ? [...] as in the shell)";
+		if (!kube_glob(v, k == K_POD_NAME))
+			break;
+		*(k == K_NAMESPACE ? &r->k8s_namespace : k == K_POD_NAME ? &r->pod_name : &r->container_name) =
+			xstrdup(v);
+		return true;
 	case K_ACTION: case K_ALLOW: case K_DENY: case K_MIN_SIZE:
 		/* Judged at the rule's end by the library's own code (close_rule). */
 		*(k == K_ACTION ? &r->action : k == K_ALLOW ? &r->allow : k == K_DENY ? &r->deny : &r->min_size) =
@@ -397,7 +425,7 @@ static void setting(struct parser *ps, int line, char *text)
 		near = nearest_key(key);
 		fail(ps, line, "unknown setting '%s'%s%s%s", printable(key), near ? " (did you mean " : "",
 		     near ? near : "", near ? "?)" : " (accepted: cgroup, unit, exe, user, pod, container, qos, "
-		     "action, allow, deny, min-size, cross-domain)");
+		     "namespace, pod-name, container-name, action, allow, deny, min-size, cross-domain)");
 		return;
 	}
 	if (!ps->rule) {
@@ -421,6 +449,9 @@ static void setting(struct parser *ps, int line, char *text)
 static void free_rule(struct policy_rule *r)
 {
 	free(r->cgroup);
+	free(r->k8s_namespace);
+	free(r->pod_name);
+	free(r->container_name);
 	free(r->unit);
 	free(r->exe);
 	free(r->action);

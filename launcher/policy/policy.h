@@ -47,6 +47,8 @@ struct policy_rule {
 	char pod_uid[40];               /* canonical: lower-case, with dashes */
 	char container[72];             /* a lower-case hex prefix of the container's ID */
 	enum cg_qos qos;                /* CG_QOS_NONE: not given */
+	/* Globs of the kubelet's names (kubenames.h): they outlive a rollout, as UIDs do not. */
+	char *k8s_namespace, *pod_name, *container_name;
 	/* What to do: the library's settings (config.h); mode MODE_OFF keeps KSM out. */
 	struct config lib;
 	char *action, *allow, *deny, *min_size;         /* as written; NULL: not given */

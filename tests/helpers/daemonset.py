@@ -103,6 +103,9 @@ def check(ds_path, cm_path, version):
 
     host_mount("/sys/kernel/mm/ksm", "/sys/kernel/mm/ksm", True, "Directory")
     host_mount("/run/ksm-run", "/run/ksm-run", True, "DirectoryOrCreate")
+    # The kubelet's names, for rules by namespace, pod-name and container-name.
+    host_mount("/var/log/pods", "/var/log/pods", False, "DirectoryOrCreate")
+    host_mount("/var/log/containers", "/var/log/containers", False, "DirectoryOrCreate")
     if metrics:
         d = os.path.dirname(metrics)
         host_mount(d, by_path.get(d, ({}, {}))[1].get("hostPath", {}).get("path"), True, "DirectoryOrCreate")

@@ -221,6 +221,41 @@ static void test_guards(void)
 	policy_free(&p);
 }
 
-UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_user_made), UNIT_TEST(test_exe_not_the_file),
+/* By the kubelet's names (kubenames.h), which a rollout keeps: made up here, as the others. */
+static void test_kube_names(void)
+{
+	struct policy p = parse_policy(
+		"[rule shop-web]\nnamespace = shop\npod-name = web-*\ncontainer-name = app\naction = auto\n"
+		"cross-domain = yes\n"
+		"[rule data]\nnamespace = data*\naction = prctl\ncross-domain = yes\n");
+	struct proc_facts f = facts(POD, "/usr/bin/python3", 0);
+
+	f.kube_known = true;
+	snprintf(f.kube.namespace_, sizeof f.kube.namespace_, "shop");
+	snprintf(f.kube.pod, sizeof f.kube.pod, "web-7d9c8b6f5-x2x9q");
+	snprintf(f.kube.container, sizeof f.kube.container, "app");
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	/* After a rollout: another pod's name and UID, the same Deployment's prefix. */
+	snprintf(f.kube.pod, sizeof f.kube.pod, "web-5f6d8c9b7-k4m2p");
+	CHECK(policy_match(&p, &f) == &p.rules[0]);
+	/* Its sidecar, and another Deployment of the namespace: not named. */
+	snprintf(f.kube.container, sizeof f.kube.container, "log-shipper");
+	CHECK(policy_match(&p, &f) == NULL);
+	snprintf(f.kube.container, sizeof f.kube.container, "app");
+	snprintf(f.kube.pod, sizeof f.kube.pod, "webhook-1");
+	CHECK(policy_match(&p, &f) == NULL);
+	/* A pod's own cgroup: no container's name, which container-name never matches. */
+	snprintf(f.kube.pod, sizeof f.kube.pod, "web-1");
+	f.kube.container[0] = '\0';
+	CHECK(policy_match(&p, &f) == NULL);
+	snprintf(f.kube.namespace_, sizeof f.kube.namespace_, "data-eu");
+	CHECK(policy_match(&p, &f) == &p.rules[1]);
+	/* Names unknown (no kubelet's directory, a nested kubelet): no rule by them matches. */
+	f.kube_known = false;
+	CHECK(policy_match(&p, &f) == NULL);
+	policy_free(&p);
+}
+
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_kube_names), UNIT_TEST(test_user_made), UNIT_TEST(test_exe_not_the_file),
 	  UNIT_TEST(test_named_by_itself),
 	  UNIT_TEST(test_guards))
