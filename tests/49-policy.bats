@@ -186,6 +186,20 @@ action = prctl'
 	run -0 "$KSM_RUN" --check-config="$P/ksmenable.conf"
 	[[ ${lines[0]} == "rule shop ("*"): namespace shop, pod-name web-* -> prctl; across security domains" ]] ||
 		{ echo "$output"; return 1; }
+	# A namespace made one domain binds the rule to it; two such rules are two domains.
+	write_policy "$P/ksmenable.conf" '[rule shop]
+namespace = shop
+domain = namespace
+action = prctl
+
+[rule data]
+namespace = data
+domain = namespace
+action = prctl'
+	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
+	[ "$status" = 1 ]
+	[[ $stderr == *":1: rule shop enables KSM in namespace shop, and rule data in namespace data"* ]] ||
+		{ echo "$stderr"; return 1; }
 	write_policy "$P/ksmenable.conf" '[rule web]
 user = www-data
 action = prctl

@@ -506,6 +506,42 @@ cross-domain = yes"
 		{ echo "$output"; return 1; }
 }
 
+@test "domain = namespace: a namespace's pods are one domain, enabled without cross-domain; another namespace stays apart" {
+	local uid_a=1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d uid_b=2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e
+	local uid_c=3c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f uid_d=4d5e6f7a-8b9c-4d0e-9f1a-3b4c5d6e7f8a
+	local id_a id_b id_c id_d lib=${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}
+	id_a=$(printf 'e5%.0s' {1..32}) id_b=$(printf 'f6%.0s' {1..32}) id_c=$(printf '07%.0s' {1..32})
+	id_d=$(printf '18%.0s' {1..32})
+	kubelet_logs shop web-7d9c8b6f5-aaaaa "$uid_a" app "$id_a"
+	kubelet_logs shop web-7d9c8b6f5-bbbbb "$uid_b" app "$id_b"
+	kubelet_logs other db-0 "$uid_c" app "$id_c"
+	in_pod_container a "$uid_a" "$id_a"
+	in_pod_container b "$uid_b" "$id_b"
+	policy "[rule shop]
+namespace = shop
+pod-name = web-*
+domain = namespace
+action = auto"
+	run -0 "$KSM_RUN" --check-config="$POLICY"
+	[[ $output == *"rule shop ("*"): namespace shop, pod-name web-* -> auto; a namespace is one domain"* ]] ||
+		{ echo "$output"; return 1; }
+	start_agent --policy="$POLICY"
+	wait_until 5 logged daemon "rule shop: $(wl_pid a) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 5 logged daemon "rule shop: $(wl_pid b) (attachee): enabled" || { cat "$(wl_err daemon)"; return 1; }
+	wait_until 10 status_says "namespace shop (2 processes)" || { "$KSM_RUN" --status | grep -A8 Policy; return 1; }
+	# A pod of another namespace makes its own memory mergeable: a domain apart, its pod.
+	make_cgroup "k8s/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid_c//-/_}.slice/cri-containerd-$id_c.scope"
+	start_workload c -- sh -c "$IN_CGROUP" sh "$CG_DIR" env LD_PRELOAD="$lib$LIB" KSM_ENABLE_MODE=madvise \
+		"$(attachee)" --dup=4 sleep 30
+	wait_until 20 status_says "pod $uid_c (1 process)" || { "$KSM_RUN" --status | grep -A8 Policy; return 1; }
+	# A new pod of shop would now merge with it: refused, as any other domain is.
+	kubelet_logs shop web-7d9c8b6f5-ddddd "$uid_d" app "$id_d"
+	in_pod_container d "$uid_d" "$id_d"
+	wait_until 5 logged daemon "rule shop: $(wl_pid d) (attachee): refused: it would share merged pages with another security domain: it is in namespace shop, process $(wl_pid c)" ||
+		{ cat "$(wl_err daemon)"; return 1; }
+	ksm_off "$(wl_pid d)"
+}
+
 @test "in a cgroup given to a user, the user's kubepods and php-fpm.service are not kubelet's nor the system's" {
 	# Issue 27: a user made kubepods/burstable/pod<UID>/<CID> and a
 	# php-fpm.service below the cgroup it was given, moved into them, and

@@ -82,7 +82,7 @@ void agent_census_fresh(struct agent *a, double seconds)
 		if (a->procs[i].enabled)
 			mine[n++] = (struct census_proc){ a->procs[i].pid, a->procs[i].start };
 	qsort(mine, n, sizeof *mine, by_pid);       /* a scan under way appends records unsorted */
-	r = census_take(&a->census, getpid(), &(struct census_known){ mine, n });
+	r = census_take(&a->census, getpid(), &(struct census_known){ mine, n }, &a->policy);
 	free(mine);
 	if (r < 0) {
 		a->census = old;
@@ -109,7 +109,7 @@ bool agent_mixes_domains(struct agent *a, const struct policy_rule *r, struct pr
 	const struct agent_proc *o;
 	const struct census_domain *c;
 
-	if (!domain_of_process(f, p->domain, sizeof p->domain)) {
+	if (!domain_of_process(f, &a->policy, p->domain, sizeof p->domain)) {
 		snprintf(p->domain, sizeof p->domain, "unknown");
 		if (r->cross_domain)
 			return false;

@@ -84,7 +84,7 @@ void census_note(struct census *c, const char *domain, pid_t pid)
 	}
 }
 
-int census_take(struct census *c, pid_t skip, const struct census_known *known)
+int census_take(struct census *c, pid_t skip, const struct census_known *known, const struct policy *p)
 {
 	struct dirent *e;
 	DIR *d = opendir("/proc");
@@ -104,7 +104,7 @@ int census_take(struct census *c, pid_t skip, const struct census_known *known)
 		    (!is_known(known, (pid_t)pid, st.starttime) && !mergeable((pid_t)pid)))
 			continue;
 		proc_facts_init((pid_t)pid, &f);
-		if (domain_of_process(&f, domain, sizeof domain))
+		if (domain_of_process(&f, p, domain, sizeof domain))
 			count(c, domain, (pid_t)pid);
 		else
 			c->unknown++;

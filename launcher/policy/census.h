@@ -57,10 +57,11 @@ struct census_known {
 
 /*
  * Every process of /proc but SKIP (the agent itself) and kernel threads,
- * counted where the kernel or KNOWN (NULL: none) says it is mergeable; 0,
- * or -1 when /proc cannot be listed (*C then says nothing).
+ * counted where the kernel or KNOWN (NULL: none) says it is mergeable, in
+ * the domains of policy P (domain.h; NULL: the defaults); 0, or -1 when
+ * /proc cannot be listed (*C then says nothing).
  */
-int census_take(struct census *c, pid_t skip, const struct census_known *known);
+int census_take(struct census *c, pid_t skip, const struct census_known *known, const struct policy *p);
 
 /*
  * The agent just made PID of DOMAIN mergeable: the domain is in the census

@@ -49,6 +49,8 @@ void policy_rule_action_text(const struct policy_rule *r, char *buf, size_t len)
 #undef SETTING
 	if (strcmp(sep, " ("))
 		text_appendf(buf, len, ")");
+	if (r->domain_namespace)
+		text_appendf(buf, len, "; a namespace is one domain");
 	if (r->cross_domain)
 		text_appendf(buf, len, "; across security domains");
 }

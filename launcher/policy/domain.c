@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "glob.h"
 #include "policy/domain.h"
 
 /*
@@ -39,12 +40,31 @@ static void user_text(uid_t uid, char *buf, size_t len)
 	snprintf(seen[next].text, sizeof seen[next].text, "%s", buf);
 }
 
-bool domain_of_process(struct proc_facts *f, char *buf, size_t len)
+/*
+ * Is the pod of F in a namespace that a rule of P makes one domain
+ * (domain = namespace)?  Read only when P has such a rule.
+ */
+static bool namespace_is_domain(const struct policy *p, struct proc_facts *f)
+{
+	for (int i = 0; p && i < p->n; i++) {
+		const struct policy_rule *r = &p->rules[i];
+
+		if (r->domain_namespace && proc_facts_kube(f) &&
+		    glob_match(r->k8s_namespace, f->kube.namespace_, strlen(f->kube.namespace_)))
+			return true;
+	}
+	return false;
+}
+
+bool domain_of_process(struct proc_facts *f, const struct policy *p, char *buf, size_t len)
 {
 	if (!proc_facts_cgroup(f) || !proc_facts_uid(f))
 		return false;
 	if (f->cg.pod_uid[0]) {
-		snprintf(buf, len, "pod %s", f->cg.pod_uid);
+		if (namespace_is_domain(p, f))
+			snprintf(buf, len, "namespace %s", f->kube.namespace_);
+		else
+			snprintf(buf, len, "pod %s", f->cg.pod_uid);
 		return true;
 	}
 	if (f->cg.container_id[0]) {
@@ -57,6 +77,11 @@ bool domain_of_process(struct proc_facts *f, char *buf, size_t len)
 
 bool domain_of_rule(const struct policy_rule *r, char *buf, size_t len)
 {
+	/* One namespace written out: one domain; a glob of several, as many. */
+	if (r->domain_namespace && !strpbrk(r->k8s_namespace, "*?[")) {
+		snprintf(buf, len, "namespace %s", r->k8s_namespace);
+		return true;
+	}
 	if (r->pod_uid[0]) {
 		snprintf(buf, len, "pod %s", r->pod_uid);
 		return true;
@@ -130,7 +155,8 @@ int policy_check_domains(const struct policy *p, policy_error_fn err, void *ctx)
 			refuse(r, err, ctx, "rule %s enables KSM in the pods that namespace, pod-name or "
 			       "container-name name, each pod a security domain of its own: their memory would be "
 			       "merged across them, and a merged page is a timing side channel between its "
-			       "holders; name one user or pod too, or accept that with cross-domain = yes", r->name);
+			       "holders; make one namespace one domain (domain = namespace), name one user or pod "
+			       "too, or accept that with cross-domain = yes", r->name);
 			errors++;
 		} else if (!domain_of_rule(r, domain, sizeof domain)) {
 			refuse(r, err, ctx, "rule %s enables KSM in processes of any user: their memory would be "

@@ -5,7 +5,8 @@
  * fault, which the other holder can time): the kernel's documentation
  * asks that KSM be kept to one security domain.  A domain is, by
  * default, a user, and for a process in a container its pod (Kubernetes)
- * or its container.
+ * or its container; a rule can make a namespace's pods one domain
+ * (domain = namespace): only those allowed to create pods there share it.
  */
 #ifndef KSMRUN_POLICY_DOMAIN_H
 #define KSMRUN_POLICY_DOMAIN_H
@@ -20,10 +21,11 @@
 
 /*
  * The domain of the process of F, as text ("user www-data", "pod
- * 3f2a...", "container 0123456789ab"), in BUF; false when it cannot be
- * told (its cgroup or user unknown).
+ * 3f2a...", "container 0123456789ab", or "namespace shop" for a pod of a
+ * namespace that a rule of P, if not NULL, makes one domain), in BUF;
+ * false when it cannot be told (its cgroup or user unknown).
  */
-bool domain_of_process(struct proc_facts *f, char *buf, size_t len);
+bool domain_of_process(struct proc_facts *f, const struct policy *p, char *buf, size_t len);
 
 /*
  * The one domain that every process rule R enables is in, as text, or

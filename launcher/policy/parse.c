@@ -26,14 +26,14 @@
 enum key {
 	K_CGROUP, K_UNIT, K_EXE, K_USER, K_POD, K_CONTAINER, K_QOS,   /* the matches */
 	K_NAMESPACE, K_POD_NAME, K_CONTAINER_NAME,
-	K_ACTION, K_ALLOW, K_DENY, K_MIN_SIZE, K_CROSS_DOMAIN, K_COUNT,
+	K_ACTION, K_ALLOW, K_DENY, K_MIN_SIZE, K_CROSS_DOMAIN, K_DOMAIN, K_COUNT,
 };
 #define K_MATCHES K_ACTION      /* the keys before it are matches */
 
 static const char *const key_names[K_COUNT] = {
 	"cgroup", "unit", "exe", "user", "pod", "container", "qos",
 	"namespace", "pod-name", "container-name",
-	"action", "allow", "deny", "min-size", "cross-domain",
+	"action", "allow", "deny", "min-size", "cross-domain", "domain",
 };
 
 struct parser {
@@ -253,6 +253,9 @@ static void close_rule(struct parser *ps)
 		fail(ps, r->line, "rule %s has no action (accepted: action = auto, prctl, madvise or off)", r->name);
 		return;
 	}
+	if (r->domain_namespace && !r->k8s_namespace)
+		fail(ps, ps->key_line[K_DOMAIN], "rule %s: domain = namespace needs the namespaces it makes one "
+		     "domain each: give namespace = too", r->name);
 	/* The library's message quotes the value as it is, for its own stderr: escaped here, as every value. */
 	if (config_load(&r->lib, &(struct config_source){ rule_get, rule_name, &src }, why, sizeof why))
 		fail(ps, src.line ? src.line : r->line, "rule %s: %s", r->name, printable(why));
@@ -392,6 +395,12 @@ static bool set_value(struct parser *ps, int line, enum key k, const char *v)
 		*(k == K_ACTION ? &r->action : k == K_ALLOW ? &r->allow : k == K_DENY ? &r->deny : &r->min_size) =
 			xstrdup(v);
 		return true;
+	case K_DOMAIN:
+		problem = "accepted: pod (each pod a domain of its own, the default) or namespace";
+		if (strcmp(v, "pod") && strcmp(v, "namespace"))
+			break;
+		r->domain_namespace = !strcmp(v, "namespace");
+		return true;
 	case K_CROSS_DOMAIN:
 		problem = "accepted: yes or no";
 		if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -425,7 +434,7 @@ static void setting(struct parser *ps, int line, char *text)
 		near = nearest_key(key);
 		fail(ps, line, "unknown setting '%s'%s%s%s", printable(key), near ? " (did you mean " : "",
 		     near ? near : "", near ? "?)" : " (accepted: cgroup, unit, exe, user, pod, container, qos, "
-		     "namespace, pod-name, container-name, action, allow, deny, min-size, cross-domain)");
+		     "namespace, pod-name, container-name, action, allow, deny, min-size, cross-domain, domain)");
 		return;
 	}
 	if (!ps->rule) {

@@ -49,6 +49,11 @@ struct policy_rule {
 	enum cg_qos qos;                /* CG_QOS_NONE: not given */
 	/* Globs of the kubelet's names (kubenames.h): they outlive a rollout, as UIDs do not. */
 	char *k8s_namespace, *pod_name, *container_name;
+	/*
+	 * "domain = namespace": the pods of a namespace that K8S_NAMESPACE
+	 * matches are one security domain, not one each (domain.h).
+	 */
+	bool domain_namespace;
 	/* What to do: the library's settings (config.h); mode MODE_OFF keeps KSM out. */
 	struct config lib;
 	char *action, *allow, *deny, *min_size;         /* as written; NULL: not given */

@@ -114,6 +114,8 @@ static const struct mistake {
 	{ "[rule a]\nnamespace = Shop\naction = prctl\n", 2, "namespace = Shop: not a Kubernetes name or a glob" },
 	{ "[rule a]\npod-name = web_1\naction = prctl\n", 2, "pod-name = web_1: not a Kubernetes name" },
 	{ "[rule a]\ncontainer-name = app.v2\naction = prctl\n", 2, "container-name = app.v2: not a Kubernetes" },
+	{ "[rule a]\nnamespace = shop\ndomain = tenant\naction = prctl\n", 3, "domain = tenant: accepted: pod" },
+	{ "[rule a]\nuser = 0\ndomain = namespace\naction = prctl\n", 3, "rule a: domain = namespace needs" },
 	{ "[rule a]\nunit = a.service\naction = prctl\ncross-domain = maybe\n", 4, "accepted: yes or no" },
 	{ "[rule a]\nunit =\naction = prctl\n", 2, "unit has no value" },
 	{ "[rule a]\njust words\n", 2, "is neither a setting" },
