@@ -9,7 +9,8 @@
  * hash.  Up to that many processes a move is found within a tick, as a
  * new process is; beyond it, within one tick per AGENT_MOVE_CHECKS.  Only
  * while the cgroup can change a judgement: a rule matches by cgroup, unit,
- * pod, container or QoS class, or the agent's own cgroup guards.
+ * pod, container, QoS class or the kubelet's names (which the pod's cgroup
+ * leads to), or the agent's own cgroup guards.
  */
 #include <stdio.h>
 
@@ -26,7 +27,8 @@ bool agent_watches_moves(const struct agent *a)
 	for (int i = 0; i < a->policy.n; i++) {
 		const struct policy_rule *r = &a->policy.rules[i];
 
-		if (r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE)
+		if (r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE ||
+		    r->k8s_namespace || r->pod_name || r->container_name)
 			return true;
 	}
 	return false;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "policy/agent.h"
 #include "policy/facts.h"
 #include "policy/match.h"
 #include "unit.h"
@@ -256,6 +257,29 @@ static void test_kube_names(void)
 	policy_free(&p);
 }
 
-UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_kube_names), UNIT_TEST(test_user_made), UNIT_TEST(test_exe_not_the_file),
+/* A move to another cgroup can change a judgement where a rule reads the cgroup, the kubelet's names too. */
+static void test_watches_moves(void)
+{
+	static struct agent a;
+	const char *const policies[] = {
+		"[rule a]\nexe = /usr/bin/python3\nuser = 0\naction = auto\n",
+		"[rule a]\nnamespace = shop\ndomain = namespace\naction = auto\n",
+		"[rule a]\npod-name = web-*\nuser = 0\naction = auto\n",
+		"[rule a]\nunit = php.service\naction = auto\n",
+	};
+
+	for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+		memset(&a, 0, sizeof a);
+		a.active = true;
+		a.policy = parse_policy(policies[i]);
+		CHECK(agent_watches_moves(&a) == (i > 0));
+		/* The agent's own cgroup, when it guards, is always watched. */
+		a.own_cgroup_known = true;
+		CHECK(agent_watches_moves(&a));
+		policy_free(&a.policy);
+	}
+}
+
+UNIT_MAIN(UNIT_TEST(test_cgroup_lines), UNIT_TEST(test_rules), UNIT_TEST(test_kube_names), UNIT_TEST(test_watches_moves), UNIT_TEST(test_user_made), UNIT_TEST(test_exe_not_the_file),
 	  UNIT_TEST(test_named_by_itself),
 	  UNIT_TEST(test_guards))
