@@ -102,6 +102,23 @@ static int find_entry(const char *dir, const char *suffix, char *found, size_t s
 	return 0;
 }
 
+/*
+ * The one entry of ROOT's directory SUB (root's, written by root alone)
+ * whose name ends with SUFFIX: its name into ENTRY, its path into PATH.
+ * 0, or -1 with WHY.
+ */
+static int trusted_entry(const char *root, const char *sub, const char *suffix, char entry[512],
+			 char path[4608], char *why, size_t len)
+{
+	char dir[4096];
+
+	snprintf(dir, sizeof dir, "%s%s", root, sub);
+	if (!trusted_dir(dir, why, len) || find_entry(dir, suffix, entry, 512, why, len))
+		return -1;
+	snprintf(path, 4608, "%s/%s", dir, entry);
+	return 0;
+}
+
 /* "NAMESPACE_POD_UID": the first two into OUT, when they are Kubernetes's names. */
 static int split_pod_dir(const char *name, size_t before_uid, struct kube_names *out)
 {
@@ -128,18 +145,14 @@ static int split_pod_dir(const char *name, size_t before_uid, struct kube_names 
 static int container_name(const char *root, const char *pod_dir, const char *id, struct kube_names *out,
 			  char *why, size_t len)
 {
-	char dir[4096], suffix[96], link[512], path[4608], target[4096], prefix[4608];
+	char suffix[96], link[512], path[4608], target[4096], prefix[4608];
 	struct stat st;
 	const char *name, *slash;
 	ssize_t n;
 
-	snprintf(dir, sizeof dir, "%s%s", root, CONTAINERS_DIR);
-	if (!trusted_dir(dir, why, len))
-		return -1;
 	snprintf(suffix, sizeof suffix, "-%s.log", id);
-	if (find_entry(dir, suffix, link, sizeof link, why, len))
+	if (trusted_entry(root, CONTAINERS_DIR, suffix, link, path, why, len))
 		return -1;
-	snprintf(path, sizeof path, "%s/%s", dir, link);
 	if (lstat(path, &st) || !S_ISLNK(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
 	    (n = readlink(path, target, sizeof target - 1)) < 0) {
 		snprintf(why, len, "%s is not a link of root's", path);
@@ -165,20 +178,14 @@ static int container_name(const char *root, const char *pod_dir, const char *id,
 int kube_names_read(const char *root, const char *pod_uid, const char *container_id, struct kube_names *out,
 		    char *why, size_t len)
 {
-	char dir[4096], suffix[48], pod_dir[512], path[4608];
+	char suffix[48], pod_dir[512], path[4608];
 	long before;
 
 	memset(out, 0, sizeof *out);
 	if (!strcmp(root, "/"))
 		root = "";
-	snprintf(dir, sizeof dir, "%s%s", root, PODS_DIR);
-	if (!trusted_dir(dir, why, len))
-		return -1;
 	snprintf(suffix, sizeof suffix, "_%s", pod_uid);
-	if (find_entry(dir, suffix, pod_dir, sizeof pod_dir, why, len))
-		return -1;
-	snprintf(path, sizeof path, "%s/%s", dir, pod_dir);
-	if (!trusted_dir(path, why, len))
+	if (trusted_entry(root, PODS_DIR, suffix, pod_dir, path, why, len) || !trusted_dir(path, why, len))
 		return -1;
 	before = before_suffix(pod_dir, suffix);
 	if (split_pod_dir(pod_dir, (size_t)before, out)) {
