@@ -59,7 +59,7 @@ group_agrees() {
 	local before
 	before=$(knobs_snapshot)
 	run -125 "$KSM_RUN" --watch
-	[[ $output == *"--watch is not an option of a command's run"*"(--watch goes with --status)"* ]]
+	[[ $output == *"--watch is not an option of a command's run"*"(--watch goes with --status, --restore)"* ]]
 	run -125 "$KSM_RUN" --watch=1 -- true
 	[[ $output == *"--watch is not an option of a command's run"* ]]
 	run -125 "$KSM_RUN" --status --watch=0
