@@ -180,7 +180,7 @@ pod-name = web-*
 action = prctl'
 	run --separate-stderr "$KSM_RUN" --check-config="$P/ksmenable.conf"
 	[ "$status" = 1 ]
-	[[ $stderr == *":1: rule shop enables KSM in the pods that namespace, pod-name or container-name name, each pod a security domain of its own"* ]] ||
+	[[ $stderr == *":1: rule shop enables KSM in the pods that namespace, pod-name, container-name or owner name, each pod a security domain of its own"* ]] ||
 		{ echo "$stderr"; return 1; }
 	printf 'cross-domain = yes\n' >>"$P/ksmenable.conf"
 	run -0 "$KSM_RUN" --check-config="$P/ksmenable.conf"

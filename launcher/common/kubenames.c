@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/kubenames.h"
+#include "glob.h"
 
 #define PODS_DIR "/var/log/pods"
 #define CONTAINERS_DIR "/var/log/containers"
@@ -43,6 +44,56 @@ int kube_name_is_subdomain(const char *s, size_t n)
 			start = i + 1;
 		}
 	return 1;
+}
+
+/* The alphabet of the names Kubernetes generates (apimachinery's SafeEncodeString). */
+static int generated(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!s[i] || !strchr("bcdfghjklmnpqrstvwxz2456789", s[i]))
+			return 0;
+	return n > 0;
+}
+
+static int digits(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return n > 0 && n <= 10;
+}
+
+/* Does GLOB match the first N characters of POD, a controller's name? */
+static int owner_is(const char *pod, size_t n, const char *glob)
+{
+	char name[254];
+
+	if (n < 1 || n >= sizeof name)
+		return 0;
+	memcpy(name, pod, n);
+	name[n] = '\0';
+	return glob_match(glob, name, n);
+}
+
+int kube_pod_has_owner(const char *pod, const char *glob)
+{
+	const char *last = strrchr(pod, '-'), *before;
+	size_t n = strlen(pod), tail;
+
+	if (!last || last == pod)
+		return 0;
+	tail = n - (size_t)(last - pod) - 1;
+	/* A StatefulSet's NAME-ORDINAL; a ReplicaSet's, DaemonSet's or Job's NAME-XXXXX. */
+	if ((digits(last + 1, tail) || (tail == 5 && generated(last + 1, 5))) &&
+	    owner_is(pod, (size_t)(last - pod), glob))
+		return 1;
+	/* A Deployment's NAME-HASH-XXXXX. */
+	if (tail != 5 || !generated(last + 1, 5))
+		return 0;
+	for (before = last - 1; before > pod && *before != '-'; before--)
+		;
+	return before > pod && (size_t)(last - before - 1) <= 10 && generated(before + 1, (size_t)(last - before - 1)) &&
+	       owner_is(pod, (size_t)(before - pod), glob);
 }
 
 /* Made by root (or, for a recorded layout, by whoever reads it), and no one else may write in it. */

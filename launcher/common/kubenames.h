@@ -40,6 +40,17 @@ struct kube_names {
 int kube_names_read(const char *root, const char *pod_uid, const char *container_id, struct kube_names *out,
 		    char *why, size_t len);
 
+/*
+ * Could the pod named POD have been made by a controller whose name GLOB
+ * matches?  Kubernetes names a controller's pods after it: a
+ * Deployment's NAME-HASH-XXXXX (the ReplicaSet's NAME-HASH, then five
+ * characters), a ReplicaSet's, DaemonSet's or Job's NAME-XXXXX, a
+ * StatefulSet's NAME-ORDINAL; HASH and XXXXX in the alphabet of its
+ * generated names (no vowels, no 0, 1 or 3).  Read from the name alone:
+ * whoever may create pods in the namespace may also name one so.
+ */
+int kube_pod_has_owner(const char *pod, const char *glob);
+
 /* Is S a DNS label (a namespace's or a container's name, at most 63)? */
 int kube_name_is_label(const char *s, size_t n);
 /* Is S a DNS subdomain (a pod's name, at most 253)? */

@@ -31,6 +31,7 @@ void policy_rule_matches_text(const struct policy_rule *r, char *buf, size_t len
 	MATCH(r->k8s_namespace, "namespace", r->k8s_namespace);
 	MATCH(r->pod_name, "pod-name", r->pod_name);
 	MATCH(r->container_name, "container-name", r->container_name);
+	MATCH(r->owner, "owner", r->owner);
 #undef MATCH
 }
 

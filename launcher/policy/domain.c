@@ -151,9 +151,10 @@ int policy_check_domains(const struct policy *p, policy_error_fn err, void *ctx)
 
 		if (!enables(r) || r->cross_domain)
 			continue;
-		if (!domain_of_rule(r, domain, sizeof domain) && (r->k8s_namespace || r->pod_name || r->container_name)) {
-			refuse(r, err, ctx, "rule %s enables KSM in the pods that namespace, pod-name or "
-			       "container-name name, each pod a security domain of its own: their memory would be "
+		if (!domain_of_rule(r, domain, sizeof domain) &&
+		    (r->k8s_namespace || r->pod_name || r->container_name || r->owner)) {
+			refuse(r, err, ctx, "rule %s enables KSM in the pods that namespace, pod-name, "
+			       "container-name or owner name, each pod a security domain of its own: their memory would be "
 			       "merged across them, and a merged page is a timing side channel between its "
 			       "holders; make one namespace one domain (domain = namespace), name one user or pod "
 			       "too, or accept that with cross-domain = yes", r->name);

@@ -45,13 +45,15 @@ bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 		return false;
 	if (r->qos != CG_QOS_NONE && r->qos != f->cg.qos)
 		return false;
-	if ((r->k8s_namespace || r->pod_name || r->container_name) && !proc_facts_kube(f))
+	if ((r->k8s_namespace || r->pod_name || r->container_name || r->owner) && !proc_facts_kube(f))
 		return false;
 	if (r->k8s_namespace && !name_matches(r->k8s_namespace, f->kube.namespace_))
 		return false;
 	if (r->pod_name && !name_matches(r->pod_name, f->kube.pod))
 		return false;
 	if (r->container_name && !name_matches(r->container_name, f->kube.container))
+		return false;
+	if (r->owner && !kube_pod_has_owner(f->kube.pod, r->owner))
 		return false;
 	return true;
 }

@@ -25,14 +25,14 @@
 
 enum key {
 	K_CGROUP, K_UNIT, K_EXE, K_USER, K_POD, K_CONTAINER, K_QOS,   /* the matches */
-	K_NAMESPACE, K_POD_NAME, K_CONTAINER_NAME,
+	K_NAMESPACE, K_POD_NAME, K_CONTAINER_NAME, K_OWNER,
 	K_ACTION, K_ALLOW, K_DENY, K_MIN_SIZE, K_CROSS_DOMAIN, K_DOMAIN, K_COUNT,
 };
 #define K_MATCHES K_ACTION      /* the keys before it are matches */
 
 static const char *const key_names[K_COUNT] = {
 	"cgroup", "unit", "exe", "user", "pod", "container", "qos",
-	"namespace", "pod-name", "container-name",
+	"namespace", "pod-name", "container-name", "owner",
 	"action", "allow", "deny", "min-size", "cross-domain", "domain",
 };
 
@@ -247,8 +247,8 @@ static void close_rule(struct parser *ps)
 		;
 	if (k == K_MATCHES && !ps->bad_match)
 		fail(ps, r->line, "rule %s matches nothing: give at least one of cgroup, unit, exe, user, "
-		     "pod, container, qos, namespace, pod-name or container-name (a rule never applies to every "
-		     "process by default)", r->name);
+		     "pod, container, qos, namespace, pod-name, container-name or owner (a rule never applies to "
+		     "every process by default)", r->name);
 	if (!r->action) {
 		fail(ps, r->line, "rule %s has no action (accepted: action = auto, prctl, madvise or off)", r->name);
 		return;
@@ -382,13 +382,13 @@ static bool set_value(struct parser *ps, int line, enum key k, const char *v)
 		if (r->qos == CG_QOS_NONE)
 			break;
 		return true;
-	case K_NAMESPACE: case K_POD_NAME: case K_CONTAINER_NAME:
-		problem = "not a Kubernetes name or a glob of one (accepted: a-z, 0-9, '-' and, in a pod's "
-			  "name, '.'; * ? [...] as in the shell)";
-		if (!kube_glob(v, k == K_POD_NAME))
+	case K_NAMESPACE: case K_POD_NAME: case K_CONTAINER_NAME: case K_OWNER:
+		problem = "not a Kubernetes name or a glob of one (accepted: a-z, 0-9, '-' and, in a pod's or "
+			  "its owner's name, '.'; * ? [...] as in the shell)";
+		if (!kube_glob(v, k == K_POD_NAME || k == K_OWNER))
 			break;
-		*(k == K_NAMESPACE ? &r->k8s_namespace : k == K_POD_NAME ? &r->pod_name : &r->container_name) =
-			xstrdup(v);
+		*(k == K_NAMESPACE ? &r->k8s_namespace : k == K_POD_NAME ? &r->pod_name :
+		  k == K_OWNER ? &r->owner : &r->container_name) = xstrdup(v);
 		return true;
 	case K_ACTION: case K_ALLOW: case K_DENY: case K_MIN_SIZE:
 		/* Judged at the rule's end by the library's own code (close_rule). */
@@ -434,7 +434,8 @@ static void setting(struct parser *ps, int line, char *text)
 		near = nearest_key(key);
 		fail(ps, line, "unknown setting '%s'%s%s%s", printable(key), near ? " (did you mean " : "",
 		     near ? near : "", near ? "?)" : " (accepted: cgroup, unit, exe, user, pod, container, qos, "
-		     "namespace, pod-name, container-name, action, allow, deny, min-size, cross-domain, domain)");
+		     "namespace, pod-name, container-name, owner, action, allow, deny, min-size, cross-domain, "
+		     "domain)");
 		return;
 	}
 	if (!ps->rule) {
@@ -461,6 +462,7 @@ static void free_rule(struct policy_rule *r)
 	free(r->k8s_namespace);
 	free(r->pod_name);
 	free(r->container_name);
+	free(r->owner);
 	free(r->unit);
 	free(r->exe);
 	free(r->action);

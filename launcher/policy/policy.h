@@ -49,6 +49,7 @@ struct policy_rule {
 	enum cg_qos qos;                /* CG_QOS_NONE: not given */
 	/* Globs of the kubelet's names (kubenames.h): they outlive a rollout, as UIDs do not. */
 	char *k8s_namespace, *pod_name, *container_name;
+	char *owner;                    /* a glob of the controller that named the pod (kube_pod_has_owner) */
 	/*
 	 * "domain = namespace": the pods of a namespace that K8S_NAMESPACE
 	 * matches are one security domain, not one each (domain.h).

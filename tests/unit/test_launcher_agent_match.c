@@ -251,6 +251,15 @@ static void test_kube_names(void)
 	CHECK(policy_match(&p, &f) == NULL);
 	snprintf(f.kube.namespace_, sizeof f.kube.namespace_, "data-eu");
 	CHECK(policy_match(&p, &f) == &p.rules[1]);
+	/* By the Deployment that named the pod: its pods after any rollout, not another's of a longer name. */
+	struct policy q = parse_policy("[rule web]\nnamespace = shop\nowner = web\naction = auto\ncross-domain = yes\n");
+
+	snprintf(f.kube.namespace_, sizeof f.kube.namespace_, "shop");
+	snprintf(f.kube.pod, sizeof f.kube.pod, "web-5f6d8c9b7-k4m2p");
+	CHECK(policy_match(&q, &f) == &q.rules[0]);
+	snprintf(f.kube.pod, sizeof f.kube.pod, "web-api-5f6d8c9b7-k4m2p");
+	CHECK(policy_match(&q, &f) == NULL);
+	policy_free(&q);
 	/* Names unknown (no kubelet's directory, a nested kubelet): no rule by them matches. */
 	f.kube_known = false;
 	CHECK(policy_match(&p, &f) == NULL);

@@ -189,6 +189,28 @@ static void test_forged(void)
 	layout_remove(&l);
 }
 
+/* A pod's controller, from the name Kubernetes generated for it. */
+static void test_owner(void)
+{
+	/* A Deployment's pod: NAME-HASH-XXXXX; its ReplicaSet NAME-HASH owns it too. */
+	CHECK(kube_pod_has_owner("web-7d9c8b6f5-x2x9q", "web"));
+	CHECK(kube_pod_has_owner("web-7d9c8b6f5-x2x9q", "web-7d9c8b6f5"));
+	CHECK(kube_pod_has_owner("web-7d9c8b6f5-x2x9q", "w*"));
+	/* Not another Deployment whose name begins the same, nor a prefix of the name. */
+	CHECK(!kube_pod_has_owner("web-api-7d9c8b6f5-x2x9q", "web"));
+	CHECK(kube_pod_has_owner("web-api-7d9c8b6f5-x2x9q", "web-api"));
+	CHECK(!kube_pod_has_owner("web-7d9c8b6f5-x2x9q", "we"));
+	/* A StatefulSet's NAME-ORDINAL; a DaemonSet's or Job's NAME-XXXXX. */
+	CHECK(kube_pod_has_owner("db-0", "db") && kube_pod_has_owner("db-12", "db"));
+	CHECK(kube_pod_has_owner("node-exporter-k4m2p", "node-exporter"));
+	/* What Kubernetes does not generate: vowels, 0, 1, 3 in a random part; too long a hash; no suffix. */
+	CHECK(!kube_pod_has_owner("web-7d9c8b6f5-xaxeq", "web"));
+	CHECK(!kube_pod_has_owner("web-7d9c8b6f5-x1x9q", "web") && !kube_pod_has_owner("web-7d9c8b6f5-x2x9q", "web-7"));
+	CHECK(!kube_pod_has_owner("web-7d9c8b6f5bb2-x2x9q", "web"));
+	CHECK(!kube_pod_has_owner("web", "web") && !kube_pod_has_owner("-x2x9q", ""));
+	CHECK(!kube_pod_has_owner("db-12345678901", "db"));
+}
+
 static void test_names(void)
 {
 	CHECK(kube_name_is_label("shop", 4));
@@ -205,4 +227,4 @@ static void test_names(void)
 }
 
 UNIT_MAIN(UNIT_TEST(test_containerd), UNIT_TEST(test_crio), UNIT_TEST(test_static_pod), UNIT_TEST(test_forged),
-	  UNIT_TEST(test_names))
+	  UNIT_TEST(test_owner), UNIT_TEST(test_names))
