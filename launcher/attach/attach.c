@@ -29,6 +29,7 @@
 #include "ptrace/target.h"
 #include "common/files.h"
 #include "common/jsonw.h"
+#include "common/kfeature.h"
 #include "common/msg.h"
 #include "common/procfs.h"
 #include "common/stopsig.h"
@@ -125,7 +126,12 @@ static void make_plan(const struct attach_opts *o, struct target_plan *p, struct
 	/* Every field: one not set here (the agent's still_judged) must be NULL, not the stack's. */
 	*p = (struct target_plan){ 0 };
 	p->disable = o->detach;
-	p->process_wide = config_coverage(o->lib) == COVER_PROCESS;
+	/*
+	 * Before 6.4 no process has the flag: what a detach without a
+	 * selection takes out is every region advised, one by one, as the
+	 * agent's off rule does there (--detach=agent on 5.10 was refused).
+	 */
+	p->process_wide = config_coverage(o->lib) == COVER_PROCESS && (!o->detach || kfeature_present(KF_PRCTL));
 	selection_of_config(sel, o->lib);
 	p->sel = sel;
 	p->stop_budget_s = o->stop_budget;
