@@ -143,14 +143,18 @@ static int visit(pid_t pid, pid_t ppid, void *arg)
 		p->ppid = ppid;
 		p->sampled = true;
 		p->alive = true;
-		bool merged_before = p->merge_ppid != 0;
+		long long peak_before = p->peak_merging;
 
 		if (!p->cgroup)
 			p->cgroup = cgroup_now(pid);
 		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
 		read_ksm_stat(pid, p, ppid == s->root);         /* ksm-run's child: the command */
-		/* Its group when it merged: a service's helper may move itself first. */
-		if (!merged_before && p->merge_ppid) {
+		/*
+		 * Its group when its merged pages last grew: a service's helper
+		 * may move itself first, and the shell that moves it may have had
+		 * a few of its own pages merged before (seen in the guests).
+		 */
+		if (p->peak_merging > peak_before) {
 			free(p->cgroup);
 			p->cgroup = cgroup_now(pid);
 		}
