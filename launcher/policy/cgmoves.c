@@ -28,7 +28,7 @@ bool agent_watches_moves(const struct agent *a)
 		const struct policy_rule *r = &a->policy.rules[i];
 
 		if (r->cgroup || r->unit || r->pod_uid[0] || r->container[0] || r->qos != CG_QOS_NONE ||
-		    r->k8s_namespace || r->pod_name || r->container_name || r->owner)
+		    policy_rule_by_kube_names(r))
 			return true;
 	}
 	return false;

@@ -151,8 +151,7 @@ int policy_check_domains(const struct policy *p, policy_error_fn err, void *ctx)
 
 		if (!enables(r) || r->cross_domain)
 			continue;
-		if (!domain_of_rule(r, domain, sizeof domain) &&
-		    (r->k8s_namespace || r->pod_name || r->container_name || r->owner)) {
+		if (!domain_of_rule(r, domain, sizeof domain) && policy_rule_by_kube_names(r)) {
 			refuse(r, err, ctx, "rule %s enables KSM in the pods that namespace, pod-name, "
 			       "container-name or owner name, each pod a security domain of its own: their memory would be "
 			       "merged across them, and a merged page is a timing side channel between its "

@@ -45,7 +45,7 @@ bool policy_rule_matches(const struct policy_rule *r, struct proc_facts *f)
 		return false;
 	if (r->qos != CG_QOS_NONE && r->qos != f->cg.qos)
 		return false;
-	if ((r->k8s_namespace || r->pod_name || r->container_name || r->owner) && !proc_facts_kube(f))
+	if (policy_rule_by_kube_names(r) && !proc_facts_kube(f))
 		return false;
 	if (r->k8s_namespace && !name_matches(r->k8s_namespace, f->kube.namespace_))
 		return false;

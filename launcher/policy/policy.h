@@ -61,6 +61,12 @@ struct policy_rule {
 	bool cross_domain;              /* "cross-domain = yes": may merge with other domains */
 };
 
+/* Does R match by the kubelet's names (kubenames.h), which the pod's cgroup leads to? */
+static inline bool policy_rule_by_kube_names(const struct policy_rule *r)
+{
+	return r->k8s_namespace || r->pod_name || r->container_name || r->owner;
+}
+
 struct policy {
 	struct policy_rule *rules;
 	int n;
